@@ -1,0 +1,609 @@
+package structs
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Job types.
+const (
+	JobTypeService  = "service"
+	JobTypeBatch    = "batch"
+	JobTypeSystem   = "system"
+	JobTypeSysBatch = "sysbatch"
+)
+
+// Job statuses, derived from the job's allocations and evaluations.
+const (
+	JobStatusPending = "pending"
+	JobStatusRunning = "running"
+	JobStatusDead    = "dead"
+)
+
+// Job priority bounds and default.
+const (
+	JobMinPriority     = 1
+	JobDefaultPriority = 50
+	JobMaxPriority     = 100
+)
+
+// DefaultNamespace is the namespace of jobs that name none.
+const DefaultNamespace = "default"
+
+// Restart modes.
+const (
+	RestartModeFail  = "fail"
+	RestartModeDelay = "delay"
+)
+
+// Job is the unit a user submits: one or more task groups that are
+// scheduled together under one ID. Field names and JSON shapes follow
+// Nomad's /v1 API so that Nomad clients can read and write them.
+type Job struct {
+	Region      string
+	Namespace   string
+	ID          string
+	Name        string
+	Type        string
+	Priority    int
+	Datacenters []string
+	Constraints []*Constraint
+	Affinities  []*Affinity
+	TaskGroups  []*TaskGroup
+	Meta        map[string]string
+
+	// Stop is set when the job is deregistered without purge: it stays in
+	// state but all its allocations are stopped.
+	Stop bool
+
+	Status            string
+	StatusDescription string
+	Version           uint64
+	SubmitTime        int64
+
+	CreateIndex    uint64
+	ModifyIndex    uint64
+	JobModifyIndex uint64
+}
+
+// TaskGroup is a set of tasks placed together on one node, Count times.
+type TaskGroup struct {
+	Name          string
+	Count         int
+	Constraints   []*Constraint
+	Affinities    []*Affinity
+	RestartPolicy *RestartPolicy
+	Tasks         []*Task
+	Meta          map[string]string
+}
+
+// Task is one process (or container) run by a driver.
+type Task struct {
+	Name        string
+	Driver      string
+	Config      map[string]any
+	Env         map[string]string
+	Meta        map[string]string
+	Resources   *Resources
+	Constraints []*Constraint
+	Affinities  []*Affinity
+	KillTimeout time.Duration
+	KillSignal  string
+}
+
+// Resources is what a task asks for.
+type Resources struct {
+	CPU      int // MHz
+	MemoryMB int
+	Devices  []*RequestedDevice
+}
+
+// RequestedDevice asks for Count devices matching Name
+// ("gpu", "nvidia/gpu" or "nvidia/gpu/<model>") and the constraints.
+type RequestedDevice struct {
+	Name        string
+	Count       uint64
+	Constraints []*Constraint
+	Affinities  []*Affinity
+
+	// Drover extensions.
+	// Topology is "", "any", "nvlink" or "numa": the set of instances must
+	// share an NVLink domain or a NUMA node.
+	Topology string
+	// MemoryMB and Compute (percent of SMs) ask for a slice of one GPU.
+	MemoryMB uint64
+	Compute  int
+}
+
+// DeviceRequest is the name the design uses for a device ask.
+type DeviceRequest = RequestedDevice
+
+// Constraint operators. The operand names follow Nomad.
+const (
+	ConstraintDistinctHosts    = "distinct_hosts"
+	ConstraintDistinctProperty = "distinct_property"
+	ConstraintRegex            = "regexp"
+	ConstraintVersion          = "version"
+	ConstraintSemver           = "semver"
+	ConstraintSetContains      = "set_contains"
+	ConstraintSetContainsAll   = "set_contains_all"
+	ConstraintSetContainsAny   = "set_contains_any"
+	ConstraintAttributeIsSet   = "is_set"
+	ConstraintAttributeNotSet  = "is_not_set"
+)
+
+// Constraint filters nodes (or device groups) on an attribute. LTarget and
+// RTarget keep `${...}` interpolations as written.
+type Constraint struct {
+	LTarget string
+	RTarget string
+	Operand string
+}
+
+func (c *Constraint) String() string {
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", c.LTarget, c.Operand, c.RTarget))
+}
+
+// Affinity prefers (positive Weight) or avoids (negative) matching nodes.
+type Affinity struct {
+	LTarget string
+	RTarget string
+	Operand string
+	Weight  int8
+}
+
+func (a *Affinity) String() string {
+	return fmt.Sprintf("%s %s %s (weight %d)", a.LTarget, a.Operand, a.RTarget, a.Weight)
+}
+
+// RestartPolicy says how a task runner restarts a failed task in place.
+type RestartPolicy struct {
+	Attempts int
+	Interval time.Duration
+	Delay    time.Duration
+	Mode     string
+}
+
+// DefaultRestartPolicy returns Nomad's default restart policy for a job type.
+func DefaultRestartPolicy(jobType string) *RestartPolicy {
+	if jobType == JobTypeBatch || jobType == JobTypeSysBatch {
+		return &RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: RestartModeFail}
+	}
+	return &RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: RestartModeFail}
+}
+
+// Canonicalize fills defaults in place: namespace, name, type, priority,
+// restart policies, kill timeouts, task resources and device counts. A
+// group's Count is left alone (0 is a legal scale-to-zero; the jobspec
+// parser defaults an absent count to 1).
+func (j *Job) Canonicalize() {
+	if j.Namespace == "" {
+		j.Namespace = DefaultNamespace
+	}
+	if j.Name == "" {
+		j.Name = j.ID
+	}
+	if j.Type == "" {
+		j.Type = JobTypeService
+	}
+	if j.Priority == 0 {
+		j.Priority = JobDefaultPriority
+	}
+	if j.Region == "" {
+		j.Region = "global"
+	}
+	for _, tg := range j.TaskGroups {
+		if tg.RestartPolicy == nil {
+			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
+		}
+		for _, t := range tg.Tasks {
+			if t.KillTimeout == 0 {
+				t.KillTimeout = 5 * time.Second
+			}
+			if t.Resources == nil {
+				t.Resources = &Resources{}
+			}
+			if t.Resources.CPU == 0 {
+				t.Resources.CPU = 100
+			}
+			if t.Resources.MemoryMB == 0 {
+				t.Resources.MemoryMB = 300
+			}
+			for _, d := range t.Resources.Devices {
+				if d.Count == 0 {
+					d.Count = 1
+				}
+			}
+		}
+	}
+}
+
+var validIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-]*$`)
+
+// Validate checks a canonicalized job and returns every problem found,
+// joined, or nil.
+func (j *Job) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch {
+	case j.ID == "":
+		add("job: missing ID")
+	case !validIDRe.MatchString(j.ID) || len(j.ID) > 128:
+		add("job %q: ID must be 1-128 letters, digits, '_', '-' or '.'", j.ID)
+	}
+	switch j.Type {
+	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
+	default:
+		add("job %q: type %q is not one of service, batch, system, sysbatch", j.ID, j.Type)
+	}
+	if j.Priority < JobMinPriority || j.Priority > JobMaxPriority {
+		add("job %q: priority %d must be between %d and %d", j.ID, j.Priority, JobMinPriority, JobMaxPriority)
+	}
+	if len(j.Datacenters) == 0 {
+		add("job %q: missing datacenters", j.ID)
+	}
+	if len(j.TaskGroups) == 0 {
+		add("job %q: missing task group", j.ID)
+	}
+	for _, c := range j.Constraints {
+		if err := c.Validate(); err != nil {
+			add("job %q: %w", j.ID, err)
+		}
+	}
+	for _, a := range j.Affinities {
+		if err := a.Validate(); err != nil {
+			add("job %q: %w", j.ID, err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, tg := range j.TaskGroups {
+		if seen[tg.Name] {
+			add("job %q: duplicate group %q", j.ID, tg.Name)
+		}
+		seen[tg.Name] = true
+		if err := tg.Validate(); err != nil {
+			add("job %q: %w", j.ID, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks one task group.
+func (tg *TaskGroup) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if tg.Name == "" {
+		add("group: missing name")
+	}
+	if tg.Count < 0 {
+		add("group %q: count %d must not be negative", tg.Name, tg.Count)
+	}
+	if len(tg.Tasks) == 0 {
+		add("group %q: missing task", tg.Name)
+	}
+	if rp := tg.RestartPolicy; rp != nil {
+		if rp.Mode != RestartModeFail && rp.Mode != RestartModeDelay {
+			add("group %q: restart mode %q is not one of fail, delay", tg.Name, rp.Mode)
+		}
+		if rp.Attempts < 0 {
+			add("group %q: restart attempts %d must not be negative", tg.Name, rp.Attempts)
+		}
+	}
+	for _, c := range tg.Constraints {
+		if err := c.Validate(); err != nil {
+			add("group %q: %w", tg.Name, err)
+		}
+	}
+	for _, a := range tg.Affinities {
+		if err := a.Validate(); err != nil {
+			add("group %q: %w", tg.Name, err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, t := range tg.Tasks {
+		if seen[t.Name] {
+			add("group %q: duplicate task %q", tg.Name, t.Name)
+		}
+		seen[t.Name] = true
+		if err := t.Validate(); err != nil {
+			add("group %q: %w", tg.Name, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks one task.
+func (t *Task) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if t.Name == "" {
+		add("task: missing name")
+	}
+	if t.Driver == "" {
+		add("task %q: missing driver", t.Name)
+	}
+	if t.KillTimeout < 0 {
+		add("task %q: kill_timeout must not be negative", t.Name)
+	}
+	for _, c := range t.Constraints {
+		if err := c.Validate(); err != nil {
+			add("task %q: %w", t.Name, err)
+		}
+	}
+	for _, a := range t.Affinities {
+		if err := a.Validate(); err != nil {
+			add("task %q: %w", t.Name, err)
+		}
+	}
+	if r := t.Resources; r != nil {
+		if r.CPU < 0 || r.MemoryMB < 0 {
+			add("task %q: cpu and memory must not be negative", t.Name)
+		}
+		for _, d := range r.Devices {
+			if err := d.Validate(); err != nil {
+				add("task %q: %w", t.Name, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks a device request.
+func (d *RequestedDevice) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if _, _, _, err := ParseDeviceName(d.Name); err != nil {
+		add("device: %w", err)
+	}
+	switch d.Topology {
+	case "", "any", "nvlink", "numa":
+	default:
+		add("device %q: topology %q is not one of nvlink, numa, any", d.Name, d.Topology)
+	}
+	if d.Compute < 0 || d.Compute > 100 {
+		add("device %q: compute %d must be a percentage between 1 and 100", d.Name, d.Compute)
+	}
+	if d.IsFractional() && d.Count != 1 {
+		add("device %q: a fractional request (memory or compute) must have count = 1, not %d", d.Name, d.Count)
+	}
+	for _, c := range d.Constraints {
+		if err := c.Validate(); err != nil {
+			add("device %q: %w", d.Name, err)
+		}
+	}
+	for _, a := range d.Affinities {
+		if err := a.Validate(); err != nil {
+			add("device %q: %w", d.Name, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// IsFractional reports whether the request asks for a slice of one GPU.
+func (d *RequestedDevice) IsFractional() bool { return d.MemoryMB > 0 || d.Compute > 0 }
+
+var knownOperands = []string{
+	"=", "==", "is", "!=", "not", ">", ">=", "<", "<=",
+	ConstraintDistinctHosts, ConstraintDistinctProperty, ConstraintRegex,
+	ConstraintVersion, ConstraintSemver, ConstraintSetContains,
+	ConstraintSetContainsAll, ConstraintSetContainsAny,
+	ConstraintAttributeIsSet, ConstraintAttributeNotSet,
+}
+
+// Validate checks the operator and that the operands it needs are present.
+func (c *Constraint) Validate() error {
+	if !slices.Contains(knownOperands, c.Operand) {
+		return fmt.Errorf("constraint %q: unknown operator %q", c.String(), c.Operand)
+	}
+	switch c.Operand {
+	case ConstraintDistinctHosts:
+		return nil
+	case ConstraintAttributeIsSet, ConstraintAttributeNotSet, ConstraintDistinctProperty:
+		if c.LTarget == "" {
+			return fmt.Errorf("constraint %q: missing attribute", c.String())
+		}
+		return nil
+	case ConstraintRegex:
+		if _, err := regexp.Compile(c.RTarget); err != nil {
+			return fmt.Errorf("constraint %q: bad regexp: %w", c.String(), err)
+		}
+	}
+	if c.LTarget == "" {
+		return fmt.Errorf("constraint %q: missing attribute", c.String())
+	}
+	return nil
+}
+
+// Validate checks an affinity.
+func (a *Affinity) Validate() error {
+	c := Constraint{LTarget: a.LTarget, RTarget: a.RTarget, Operand: a.Operand}
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("affinity: %w", err)
+	}
+	if a.Weight == 0 || a.Weight < -100 || a.Weight > 100 {
+		return fmt.Errorf("affinity %q: weight %d must be between -100 and 100 and not 0", a.String(), a.Weight)
+	}
+	return nil
+}
+
+// ParseDeviceName splits a device request name into vendor, type and model:
+// "gpu" -> ("", "gpu", ""), "nvidia/gpu" -> ("nvidia", "gpu", ""),
+// "nvidia/gpu/H100" -> ("nvidia", "gpu", "H100"). The model part may contain
+// slashes and spaces.
+func ParseDeviceName(name string) (vendor, typ, model string, err error) {
+	parts := strings.SplitN(name, "/", 3)
+	for _, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			return "", "", "", fmt.Errorf("device name %q: want <type>, <vendor>/<type> or <vendor>/<type>/<model>", name)
+		}
+	}
+	switch len(parts) {
+	case 1:
+		return "", parts[0], "", nil
+	case 2:
+		return parts[0], parts[1], "", nil
+	default:
+		return parts[0], parts[1], parts[2], nil
+	}
+}
+
+// LookupTaskGroup returns the named group or nil.
+func (j *Job) LookupTaskGroup(name string) *TaskGroup {
+	for _, tg := range j.TaskGroups {
+		if tg.Name == name {
+			return tg
+		}
+	}
+	return nil
+}
+
+// Stopped reports whether the job has been stopped (or is nil).
+func (j *Job) Stopped() bool { return j == nil || j.Stop }
+
+// Copy returns a deep copy of the job.
+func (j *Job) Copy() *Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	c.Datacenters = slices.Clone(j.Datacenters)
+	c.Constraints = copyConstraints(j.Constraints)
+	c.Affinities = copyAffinities(j.Affinities)
+	c.Meta = maps.Clone(j.Meta)
+	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
+	for i, tg := range j.TaskGroups {
+		c.TaskGroups[i] = tg.Copy()
+	}
+	return &c
+}
+
+// Copy returns a deep copy of the group.
+func (tg *TaskGroup) Copy() *TaskGroup {
+	if tg == nil {
+		return nil
+	}
+	c := *tg
+	c.Constraints = copyConstraints(tg.Constraints)
+	c.Affinities = copyAffinities(tg.Affinities)
+	c.Meta = maps.Clone(tg.Meta)
+	if tg.RestartPolicy != nil {
+		rp := *tg.RestartPolicy
+		c.RestartPolicy = &rp
+	}
+	c.Tasks = make([]*Task, len(tg.Tasks))
+	for i, t := range tg.Tasks {
+		c.Tasks[i] = t.Copy()
+	}
+	return &c
+}
+
+// Copy returns a deep copy of the task. Config values are copied one level
+// deep (nested maps and lists in driver config are treated as immutable).
+func (t *Task) Copy() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Config = maps.Clone(t.Config)
+	c.Env = maps.Clone(t.Env)
+	c.Meta = maps.Clone(t.Meta)
+	c.Constraints = copyConstraints(t.Constraints)
+	c.Affinities = copyAffinities(t.Affinities)
+	c.Resources = t.Resources.Copy()
+	return &c
+}
+
+// Copy returns a deep copy of the resources.
+func (r *Resources) Copy() *Resources {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Devices = make([]*RequestedDevice, len(r.Devices))
+	for i, d := range r.Devices {
+		dc := *d
+		dc.Constraints = copyConstraints(d.Constraints)
+		dc.Affinities = copyAffinities(d.Affinities)
+		c.Devices[i] = &dc
+	}
+	return &c
+}
+
+func copyConstraints(in []*Constraint) []*Constraint {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Constraint, len(in))
+	for i, c := range in {
+		cc := *c
+		out[i] = &cc
+	}
+	return out
+}
+
+func copyAffinities(in []*Affinity) []*Affinity {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Affinity, len(in))
+	for i, a := range in {
+		ac := *a
+		out[i] = &ac
+	}
+	return out
+}
+
+// JobListStub is the summary returned by job list endpoints.
+type JobListStub struct {
+	ID                string
+	ParentID          string
+	Name              string
+	Namespace         string
+	Datacenters       []string
+	Type              string
+	Priority          int
+	Status            string
+	StatusDescription string
+	Stop              bool
+	JobSummary        *JobSummary
+	CreateIndex       uint64
+	ModifyIndex       uint64
+	JobModifyIndex    uint64
+	SubmitTime        int64
+}
+
+// Stub returns the job's list stub; summary may be nil.
+func (j *Job) Stub(summary *JobSummary) *JobListStub {
+	return &JobListStub{
+		ID: j.ID, Name: j.Name, Namespace: j.Namespace,
+		Datacenters: j.Datacenters, Type: j.Type, Priority: j.Priority,
+		Status: j.Status, StatusDescription: j.StatusDescription, Stop: j.Stop,
+		JobSummary:  summary,
+		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex,
+		JobModifyIndex: j.JobModifyIndex, SubmitTime: j.SubmitTime,
+	}
+}
+
+// JobSummary counts a job's allocations per group by client status.
+type JobSummary struct {
+	JobID       string
+	Namespace   string
+	Summary     map[string]TaskGroupSummary
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// TaskGroupSummary counts one group's allocations.
+type TaskGroupSummary struct {
+	Queued   int
+	Complete int
+	Failed   int
+	Running  int
+	Starting int
+	Lost     int
+}

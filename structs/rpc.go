@@ -1,0 +1,219 @@
+package structs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+)
+
+// MessageType is the first byte of every Raft log entry; the rest is the
+// msgpack-encoded request.
+type MessageType uint8
+
+// Raft message types. Never renumber: they are in users' logs and snapshots.
+const (
+	NodeRegisterRequestType      MessageType = 0
+	NodeUpdateStatusRequestType  MessageType = 1
+	JobRegisterRequestType       MessageType = 2
+	JobDeregisterRequestType     MessageType = 3
+	EvalUpdateRequestType        MessageType = 4
+	AllocClientUpdateRequestType MessageType = 5
+	ApplyPlanResultsRequestType  MessageType = 6
+	NodeDeregisterRequestType    MessageType = 7
+)
+
+// IgnoreUnknownTypeFlag marks a message type that older servers may skip
+// instead of panicking.
+const IgnoreUnknownTypeFlag MessageType = 128
+
+// MsgpackHandle is the codec handle for Raft entries, snapshots and RPC.
+var MsgpackHandle = func() *codec.MsgpackHandle {
+	h := &codec.MsgpackHandle{}
+	h.RawToString = true
+	h.MapType = reflect.TypeOf(map[string]any(nil))
+	return h
+}()
+
+// Encode returns t followed by msg in msgpack.
+func Encode(t MessageType, msg any) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte(uint8(t))
+	if err := codec.NewEncoder(&buf, MsgpackHandle).Encode(msg); err != nil {
+		return nil, fmt.Errorf("encode %d: %w", t, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode decodes msgpack buf into out.
+func Decode(buf []byte, out any) error {
+	return codec.NewDecoder(bytes.NewReader(buf), MsgpackHandle).Decode(out)
+}
+
+// Sentinel errors shared by servers, clients and the HTTP layer.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrNoLeader     = errors.New("no cluster leader")
+	ErrNotLeader    = errors.New("not the leader")
+	ErrInvalid      = errors.New("invalid request")
+	ErrUnknownNode  = errors.New("unknown node")
+	ErrShuttingDown = errors.New("shutting down")
+)
+
+// QueryOptions are the common read options: blocking, stale reads, filters.
+type QueryOptions struct {
+	Region        string
+	Namespace     string
+	MinQueryIndex uint64
+	MaxQueryTime  time.Duration
+	AllowStale    bool
+	Prefix        string
+}
+
+// QueryMeta is returned with every read.
+type QueryMeta struct {
+	Index       uint64
+	LastContact time.Duration
+	KnownLeader bool
+}
+
+// WriteRequest carries the common write options.
+type WriteRequest struct {
+	Region    string
+	Namespace string
+}
+
+// WriteMeta is returned with every write.
+type WriteMeta struct {
+	Index uint64
+}
+
+// JobRegisterRequest registers (or updates) a job; the server attaches the
+// evaluation it creates so both commit in one Raft entry.
+type JobRegisterRequest struct {
+	Job  *Job
+	Eval *Evaluation
+	WriteRequest
+}
+
+// JobRegisterResponse answers a registration.
+type JobRegisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	Warnings        string
+	QueryMeta
+}
+
+// JobDeregisterRequest stops (or with Purge removes) a job.
+type JobDeregisterRequest struct {
+	JobID string
+	Purge bool
+	Eval  *Evaluation
+	WriteRequest
+}
+
+// JobDeregisterResponse answers a deregistration.
+type JobDeregisterResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	JobModifyIndex  uint64
+	QueryMeta
+}
+
+// EvalUpdateRequest upserts evaluations (status changes, blocked evals).
+type EvalUpdateRequest struct {
+	Evals []*Evaluation
+	WriteRequest
+}
+
+// NodeRegisterRequest registers or re-registers a node.
+type NodeRegisterRequest struct {
+	Node *Node
+	// Evals are created by the server for jobs that may use the node.
+	Evals []*Evaluation
+	WriteRequest
+}
+
+// NodeUpdateResponse answers node registration and heartbeats.
+type NodeUpdateResponse struct {
+	HeartbeatTTL time.Duration
+	// Servers lists the servers' RPC addresses for the client to use.
+	Servers []string
+	Index   uint64
+}
+
+// NodeUpdateStatusRequest changes a node's status (heartbeats use it with
+// NodeStatusReady).
+type NodeUpdateStatusRequest struct {
+	NodeID    string
+	Status    string
+	UpdatedAt int64
+	Evals     []*Evaluation
+	WriteRequest
+}
+
+// NodeDeregisterRequest removes a node.
+type NodeDeregisterRequest struct {
+	NodeID string
+	WriteRequest
+}
+
+// NodeSpecificRequest is a read about one node; with MinQueryIndex it
+// blocks until the node's allocations change.
+type NodeSpecificRequest struct {
+	NodeID   string
+	SecretID string
+	QueryOptions
+}
+
+// NodeAllocsResponse returns a node's allocations.
+type NodeAllocsResponse struct {
+	Allocs []*Allocation
+	QueryMeta
+}
+
+// AllocUpdateRequest carries client-side allocation updates (ClientStatus,
+// TaskStates) from a client to the servers.
+type AllocUpdateRequest struct {
+	Alloc []*Allocation
+	// Evals are created by the server when an update frees capacity or a
+	// task failed.
+	Evals []*Evaluation
+	WriteRequest
+}
+
+// ApplyPlanResultsRequest commits a plan's accepted part.
+type ApplyPlanResultsRequest struct {
+	// Allocs holds placements and stops, already copied and stamped.
+	Allocs []*Allocation
+	// EvalID is the evaluation the plan belongs to.
+	EvalID string
+	WriteRequest
+}
+
+// GenericResponse is the reply to a write with nothing else to say.
+type GenericResponse struct {
+	WriteMeta
+}
+
+// RPC stream types: the first byte a peer writes on a connection to the
+// RPC port picks the protocol that follows.
+const (
+	RPCTypeRPC  byte = 0x01 // net/rpc with the msgpack codec
+	RPCTypeRaft byte = 0x02 // hashicorp/raft network transport
+)
+
+// RPC method names (net/rpc "Service.Method").
+const (
+	RPCStatusPing       = "Status.Ping"
+	RPCNodeRegister     = "Node.Register"
+	RPCNodeUpdateStatus = "Node.UpdateStatus"
+	RPCNodeGetAllocs    = "Node.GetAllocs"
+	RPCNodeUpdateAlloc  = "Node.UpdateAlloc"
+	RPCJobRegister      = "Job.Register"
+	RPCJobDeregister    = "Job.Deregister"
+)
