@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Allocation desired statuses, set by the servers.
@@ -106,12 +107,15 @@ func (d *AllocatedDeviceResource) ID() string { return d.Vendor + "/" + d.Type +
 
 // TaskState is a task's lifecycle as the client reports it.
 type TaskState struct {
-	State      string
-	Failed     bool
-	Restarts   uint64
-	StartedAt  int64 // unix nanoseconds, 0 if never started
-	FinishedAt int64
-	Events     []*TaskEvent
+	State    string
+	Failed   bool
+	Restarts uint64
+	// StartedAt and FinishedAt are times (not unix nanoseconds) to match
+	// Nomad's API; the zero time means never.
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	LastRestart time.Time
+	Events      []*TaskEvent
 }
 
 // TaskEvent is one step of a task's lifecycle.

@@ -1,0 +1,254 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/droverhq/drover/client"
+	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/server"
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Agent is a running server and/or client with its HTTP API.
+type Agent struct {
+	config  *Config
+	logger  hclog.Logger
+	dataDir string
+	tempDir bool
+
+	server   *server.Server
+	client   *client.Client
+	http     *http.Server
+	httpAddr net.Addr
+	httpDone chan struct{}
+}
+
+// NewAgent starts the configured parts. On error, what was started is
+// stopped again.
+func NewAgent(cfg *Config, logOut io.Writer) (a *Agent, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := hclog.New(&hclog.LoggerOptions{
+		Name:   "drover",
+		Level:  hclog.LevelFromString(cfg.LogLevel),
+		Output: logOut,
+	})
+	a = &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir, httpDone: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			a.Shutdown()
+		}
+	}()
+	if a.dataDir == "" {
+		dir, err := os.MkdirTemp("", "drover-dev-")
+		if err != nil {
+			return nil, fmt.Errorf("dev data dir: %w", err)
+		}
+		a.dataDir, a.tempDir = dir, true
+	}
+	if cfg.Server.Enabled {
+		if err := a.startServer(); err != nil {
+			return nil, err
+		}
+	}
+	// The HTTP listener comes before the client so the client can report
+	// its real address when the configured port is 0.
+	ln, err := net.Listen("tcp", cfg.addr(cfg.Ports.HTTP))
+	if err != nil {
+		return nil, fmt.Errorf("http listener: %w", err)
+	}
+	a.httpAddr = ln.Addr()
+	if cfg.Client.Enabled {
+		if err := a.startClient(); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	a.http = &http.Server{
+		Handler:           newHTTPAPI(a, logger.Named("http")),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() {
+		defer close(a.httpDone)
+		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("http server stopped", "error", err)
+		}
+	}()
+	logger.Info("agent started", "http", a.httpAddr.String(), "server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "data_dir", a.dataDir)
+	return a, nil
+}
+
+func (a *Agent) startServer() error {
+	rpcAddr, err := net.ResolveTCPAddr("tcp", a.config.addr(a.config.Ports.RPC))
+	if err != nil {
+		return fmt.Errorf("rpc address: %w", err)
+	}
+	ttl := time.Duration(0)
+	if v := a.config.Server.HeartbeatTTL; v != "" {
+		if ttl, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("server heartbeat_ttl %q: %w", v, err)
+		}
+	}
+	srv, err := server.NewServer(&server.Config{
+		NodeName:        a.config.Name,
+		Region:          a.config.Region,
+		Datacenter:      a.config.Datacenter,
+		DataDir:         filepath.Join(a.dataDir, "server"),
+		RPCAddr:         rpcAddr,
+		BootstrapExpect: max(a.config.Server.BootstrapExpect, 1),
+		NumSchedulers:   a.config.Server.NumSchedulers,
+		HeartbeatTTL:    ttl,
+		Logger:          a.logger.Named("server"),
+	})
+	if err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	a.server = srv
+	return nil
+}
+
+func (a *Agent) startClient() error {
+	servers := a.config.Client.Servers
+	if a.server != nil {
+		servers = append([]string{a.server.RPCAddr().String()}, servers...)
+	}
+	var gpus []simulated.Config
+	for _, g := range a.config.Client.SimulatedGPU {
+		mem, _ := structs.ParseBytes(g.Memory) // checked when parsed
+		gpus = append(gpus, simulated.Config{Count: g.Count, Model: g.Model, MemoryBytes: mem, ComputeCapability: g.ComputeCapability})
+	}
+	c, err := client.NewClient(&client.Config{
+		Name:          a.config.Name,
+		Datacenter:    a.config.Datacenter,
+		Region:        a.config.Region,
+		NodeClass:     a.config.Client.NodeClass,
+		DataDir:       filepath.Join(a.dataDir, "client"),
+		Servers:       servers,
+		HTTPAddr:      a.httpAddr.String(),
+		Meta:          a.config.Client.Meta,
+		SimulatedGPUs: gpus,
+		DevMode:       a.config.DevMode,
+		DevGPUs:       a.config.DevGPUs,
+		Logger:        a.logger.Named("client"),
+	})
+	if err != nil {
+		return fmt.Errorf("start client: %w", err)
+	}
+	a.client = c
+	return nil
+}
+
+// HTTPAddr returns the address the HTTP API listens on.
+func (a *Agent) HTTPAddr() string { return a.httpAddr.String() }
+
+// Shutdown stops the HTTP API, the client and the server, in that order.
+func (a *Agent) Shutdown() error {
+	var errs []error
+	if a.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Long-polls would hold Shutdown for their full wait: close them.
+		if err := a.http.Shutdown(ctx); err != nil {
+			a.http.Close()
+		}
+		cancel()
+		<-a.httpDone
+	}
+	if a.client != nil {
+		errs = append(errs, a.client.Shutdown())
+	}
+	if a.server != nil {
+		errs = append(errs, a.server.Shutdown())
+	}
+	if a.tempDir {
+		errs = append(errs, os.RemoveAll(a.dataDir))
+	}
+	a.logger.Info("agent stopped")
+	return errors.Join(errs...)
+}
+
+// The methods below implement backend for the HTTP API.
+
+// State returns the local server's state store, or nil.
+func (a *Agent) State() *state.StateStore {
+	if a.server == nil {
+		return nil
+	}
+	return a.server.State()
+}
+
+// RPC calls a server endpoint in process.
+func (a *Agent) RPC(method string, args, reply any) error {
+	if a.server == nil {
+		return errorf(http.StatusNotImplemented, "this agent runs no server; send writes to a server agent")
+	}
+	return a.server.RPC(method, args, reply)
+}
+
+// Leader returns the leader's RPC address.
+func (a *Agent) Leader() string {
+	if a.server == nil {
+		return ""
+	}
+	return a.server.Leader()
+}
+
+// Peers returns the Raft peers' RPC addresses.
+func (a *Agent) Peers() []string {
+	if a.server == nil {
+		return nil
+	}
+	return a.server.Peers()
+}
+
+// LastContact returns the time since the server last heard the leader.
+func (a *Agent) LastContact() time.Duration {
+	if a.server == nil {
+		return 0
+	}
+	return a.server.LastContact()
+}
+
+// LogPath returns a task's log file on this agent's client.
+func (a *Agent) LogPath(allocID, task string, stderr bool) (string, error) {
+	if a.client == nil {
+		return "", errorf(http.StatusNotImplemented, "this agent runs no client; ask the agent on the allocation's node")
+	}
+	return a.client.LogPath(allocID, task, stderr)
+}
+
+// Self describes the agent for /v1/agent/self.
+func (a *Agent) Self() map[string]any {
+	member := map[string]any{
+		"Name": a.config.Name, "Addr": a.config.BindAddr, "Port": a.config.Ports.Serf,
+		"Tags": map[string]string{"region": a.config.Region, "dc": a.config.Datacenter, "build": structs.Version},
+	}
+	stats := map[string]any{"server": a.server != nil, "client": a.client != nil}
+	if a.client != nil {
+		stats["node_id"] = a.client.NodeID()
+	}
+	if a.server != nil {
+		stats["leader"] = a.server.IsLeader()
+		stats["leader_addr"] = a.server.Leader()
+	}
+	return map[string]any{
+		"config": map[string]any{
+			"Name": a.config.Name, "Region": a.config.Region, "Datacenter": a.config.Datacenter,
+			"DataDir": a.dataDir, "BindAddr": a.config.BindAddr, "DevMode": a.config.DevMode,
+			"Version": map[string]string{"Version": structs.Version},
+			"Ports":   a.config.Ports,
+		},
+		"member": member,
+		"stats":  stats,
+	}
+}

@@ -1,0 +1,242 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Config is the agent configuration, read from HCL files and flags.
+type Config struct {
+	Name       string        `hcl:"name,optional"`
+	Region     string        `hcl:"region,optional"`
+	Datacenter string        `hcl:"datacenter,optional"`
+	DataDir    string        `hcl:"data_dir,optional"`
+	BindAddr   string        `hcl:"bind_addr,optional"`
+	LogLevel   string        `hcl:"log_level,optional"`
+	Ports      *PortsConfig  `hcl:"ports,block"`
+	Server     *ServerConfig `hcl:"server,block"`
+	Client     *ClientConfig `hcl:"client,block"`
+
+	// Set by flags only.
+	DevMode bool `hcl:"-"`
+	DevGPUs int  `hcl:"-"`
+}
+
+// PortsConfig holds the agent's listening ports.
+type PortsConfig struct {
+	HTTP int `hcl:"http,optional"`
+	RPC  int `hcl:"rpc,optional"`
+	Serf int `hcl:"serf,optional"`
+}
+
+// ServerConfig enables and configures the server.
+type ServerConfig struct {
+	Enabled         bool `hcl:"enabled,optional"`
+	BootstrapExpect int  `hcl:"bootstrap_expect,optional"`
+	NumSchedulers   int  `hcl:"num_schedulers,optional"`
+	// HeartbeatGrace is how long a node may go silent before it is
+	// marked down, e.g. "10s".
+	HeartbeatTTL string `hcl:"heartbeat_ttl,optional"`
+}
+
+// ClientConfig enables and configures the client.
+type ClientConfig struct {
+	Enabled      bool                  `hcl:"enabled,optional"`
+	Servers      []string              `hcl:"servers,optional"`
+	NodeClass    string                `hcl:"node_class,optional"`
+	Meta         map[string]string     `hcl:"meta,optional"`
+	SimulatedGPU []*SimulatedGPUConfig `hcl:"simulated_gpu,block"`
+}
+
+// SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
+type SimulatedGPUConfig struct {
+	Count             int    `hcl:"count"`
+	Model             string `hcl:"model,optional"`
+	Memory            string `hcl:"memory,optional"`
+	ComputeCapability string `hcl:"compute_capability,optional"`
+}
+
+// DefaultConfig is the base every file and flag is merged onto.
+func DefaultConfig() *Config {
+	host, _ := os.Hostname()
+	return &Config{
+		Name:       host,
+		Region:     "global",
+		Datacenter: "dc1",
+		BindAddr:   "0.0.0.0",
+		LogLevel:   "INFO",
+		Ports:      &PortsConfig{HTTP: 4646, RPC: 4647, Serf: 4648},
+		Server:     &ServerConfig{},
+		Client:     &ClientConfig{},
+		DevGPUs:    4,
+	}
+}
+
+// DevConfig is the -dev configuration: server and client in one process on
+// loopback, simulated GPUs when none are found.
+func DevConfig() *Config {
+	c := DefaultConfig()
+	c.DevMode = true
+	c.BindAddr = "127.0.0.1"
+	c.LogLevel = "DEBUG"
+	c.Server.Enabled = true
+	c.Server.BootstrapExpect = 1
+	c.Client.Enabled = true
+	return c
+}
+
+// ParseConfigFile reads an agent config file. Errors carry file:line,col.
+func ParseConfigFile(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read agent config: %w", err)
+	}
+	return ParseConfig(path, src)
+}
+
+// ParseConfig parses agent config HCL.
+func ParseConfig(filename string, src []byte) (*Config, error) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() {
+		return nil, diagError(diags)
+	}
+	var c Config
+	if diags := gohcl.DecodeBody(file.Body, nil, &c); diags.HasErrors() {
+		return nil, diagError(diags)
+	}
+	for _, g := range c.Client.orEmpty().SimulatedGPU {
+		if g.Memory != "" {
+			if _, err := structs.ParseBytes(g.Memory); err != nil {
+				return nil, fmt.Errorf("%s: simulated_gpu memory: %w", filename, err)
+			}
+		}
+		if g.Count < 0 {
+			return nil, fmt.Errorf("%s: simulated_gpu count %d must not be negative", filename, g.Count)
+		}
+	}
+	return &c, nil
+}
+
+func (c *ClientConfig) orEmpty() *ClientConfig {
+	if c == nil {
+		return &ClientConfig{}
+	}
+	return c
+}
+
+// diagError formats HCL diagnostics as "file:line,col: summary; detail".
+func diagError(diags hcl.Diagnostics) error {
+	var errs []error
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += "; " + d.Detail
+		}
+		if d.Subject != nil {
+			msg = fmt.Sprintf("%s:%d,%d: %s", d.Subject.Filename, d.Subject.Start.Line, d.Subject.Start.Column, msg)
+		}
+		errs = append(errs, errors.New(msg))
+	}
+	return errors.Join(errs...)
+}
+
+// Merge overlays the set fields of o onto c.
+func (c *Config) Merge(o *Config) {
+	if o.Name != "" {
+		c.Name = o.Name
+	}
+	if o.Region != "" {
+		c.Region = o.Region
+	}
+	if o.Datacenter != "" {
+		c.Datacenter = o.Datacenter
+	}
+	if o.DataDir != "" {
+		c.DataDir = o.DataDir
+	}
+	if o.BindAddr != "" {
+		c.BindAddr = o.BindAddr
+	}
+	if o.LogLevel != "" {
+		c.LogLevel = o.LogLevel
+	}
+	if p := o.Ports; p != nil {
+		if p.HTTP != 0 {
+			c.Ports.HTTP = p.HTTP
+		}
+		if p.RPC != 0 {
+			c.Ports.RPC = p.RPC
+		}
+		if p.Serf != 0 {
+			c.Ports.Serf = p.Serf
+		}
+	}
+	if s := o.Server; s != nil {
+		c.Server.Enabled = c.Server.Enabled || s.Enabled
+		if s.BootstrapExpect != 0 {
+			c.Server.BootstrapExpect = s.BootstrapExpect
+		}
+		if s.NumSchedulers != 0 {
+			c.Server.NumSchedulers = s.NumSchedulers
+		}
+		if s.HeartbeatTTL != "" {
+			c.Server.HeartbeatTTL = s.HeartbeatTTL
+		}
+	}
+	if cl := o.Client; cl != nil {
+		c.Client.Enabled = c.Client.Enabled || cl.Enabled
+		if len(cl.Servers) > 0 {
+			c.Client.Servers = cl.Servers
+		}
+		if cl.NodeClass != "" {
+			c.Client.NodeClass = cl.NodeClass
+		}
+		if cl.Meta != nil {
+			c.Client.Meta = cl.Meta
+		}
+		if len(cl.SimulatedGPU) > 0 {
+			c.Client.SimulatedGPU = cl.SimulatedGPU
+		}
+	}
+}
+
+// Validate checks the merged config.
+func (c *Config) Validate() error {
+	var errs []error
+	if !c.Server.Enabled && !c.Client.Enabled {
+		errs = append(errs, errors.New("agent config: enable the server, the client, or both (-dev)"))
+	}
+	if c.DataDir == "" && !c.DevMode {
+		errs = append(errs, errors.New("agent config: data_dir is required (or use -dev)"))
+	}
+	if net.ParseIP(c.BindAddr) == nil {
+		errs = append(errs, fmt.Errorf("agent config: bind_addr %q is not an IP address", c.BindAddr))
+	}
+	for name, p := range map[string]int{"http": c.Ports.HTTP, "rpc": c.Ports.RPC, "serf": c.Ports.Serf} {
+		if p < 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("agent config: ports.%s %d out of range", name, p))
+		}
+	}
+	if c.Server.Enabled && c.Server.BootstrapExpect > 1 {
+		errs = append(errs, fmt.Errorf("agent config: bootstrap_expect = %d: multi-server clusters are not supported yet; use 1", c.Server.BootstrapExpect))
+	}
+	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
+		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) addr(port int) string {
+	return net.JoinHostPort(c.BindAddr, strconv.Itoa(port))
+}

@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-memdb"
+)
+
+// Blocking query limits.
+const (
+	defaultQueryWait = 5 * time.Minute
+	maxQueryWait     = 10 * time.Minute
+)
+
+// backend is what the HTTP API needs from the agent's server and client.
+// Either may be missing: a client-only agent answers log requests and
+// forwards nothing else yet.
+type backend interface {
+	// State returns the server's state store, or nil without a server.
+	State() *state.StateStore
+	RPC(method string, args, reply any) error
+	Leader() string
+	Peers() []string
+	LastContact() time.Duration
+	LogPath(allocID, task string, stderr bool) (string, error)
+	Self() map[string]any
+}
+
+// httpAPI serves Drover's /v1 HTTP API.
+type httpAPI struct {
+	b      backend
+	logger hclog.Logger
+	mux    *http.ServeMux
+}
+
+// codedError is an error with an HTTP status.
+type codedError struct {
+	code int
+	msg  string
+}
+
+func (e *codedError) Error() string { return e.msg }
+
+func errorf(code int, format string, args ...any) error {
+	return &codedError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func newHTTPAPI(b backend, logger hclog.Logger) *httpAPI {
+	h := &httpAPI{b: b, logger: logger, mux: http.NewServeMux()}
+	h.routes()
+	return h
+}
+
+func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func (h *httpAPI) routes() {
+	m := h.mux
+	m.HandleFunc("GET /v1/jobs", h.wrap(h.jobsList))
+	m.HandleFunc("PUT /v1/jobs", h.wrap(h.jobsRegister))
+	m.HandleFunc("POST /v1/jobs", h.wrap(h.jobsRegister))
+	m.HandleFunc("PUT /v1/jobs/parse", h.wrap(h.jobsParse))
+	m.HandleFunc("POST /v1/jobs/parse", h.wrap(h.jobsParse))
+	m.HandleFunc("GET /v1/job/{id}", h.wrap(h.jobRead))
+	m.HandleFunc("PUT /v1/job/{id}", h.wrap(h.jobsRegister))
+	m.HandleFunc("POST /v1/job/{id}", h.wrap(h.jobsRegister))
+	m.HandleFunc("DELETE /v1/job/{id}", h.wrap(h.jobDeregister))
+	m.HandleFunc("GET /v1/job/{id}/allocations", h.wrap(h.jobAllocs))
+	m.HandleFunc("GET /v1/job/{id}/evaluations", h.wrap(h.jobEvals))
+	m.HandleFunc("GET /v1/job/{id}/summary", h.wrap(h.jobSummary))
+
+	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))
+	m.HandleFunc("GET /v1/allocation/{id}", h.wrap(h.allocRead))
+	m.HandleFunc("GET /v1/evaluations", h.wrap(h.evalsList))
+	m.HandleFunc("GET /v1/evaluation/{id}", h.wrap(h.evalRead))
+	m.HandleFunc("GET /v1/evaluation/{id}/allocations", h.wrap(h.evalAllocs))
+	m.HandleFunc("GET /v1/nodes", h.wrap(h.nodesList))
+	m.HandleFunc("GET /v1/node/{id}", h.wrap(h.nodeRead))
+	m.HandleFunc("GET /v1/node/{id}/allocations", h.wrap(h.nodeAllocs))
+
+	m.HandleFunc("GET /v1/status/leader", h.wrap(h.statusLeader))
+	m.HandleFunc("GET /v1/status/peers", h.wrap(h.statusPeers))
+	m.HandleFunc("GET /v1/agent/self", h.wrap(h.agentSelf))
+	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", h.logs)
+	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		h.writeError(w, r, errorf(http.StatusNotFound, "no such API: %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// handlerFunc answers a request with a value to encode as JSON.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) (any, error)
+
+func (h *httpAPI) wrap(fn handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		out, err := fn(w, r)
+		if err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		if _, pretty := r.URL.Query()["pretty"]; pretty {
+			enc.SetIndent("", "    ")
+		}
+		if err := enc.Encode(out); err != nil {
+			h.logger.Debug("http: write response", "path", r.URL.Path, "error", err)
+		}
+		h.logger.Trace("http: request", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
+	}
+}
+
+func (h *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusInternalServerError
+	var ce *codedError
+	switch {
+	case errors.As(err, &ce):
+		code = ce.code
+	case errors.Is(err, structs.ErrNotFound), errors.Is(err, structs.ErrUnknownNode):
+		code = http.StatusNotFound
+	case errors.Is(err, structs.ErrInvalid):
+		code = http.StatusBadRequest
+	case errors.Is(err, structs.ErrNoLeader), errors.Is(err, structs.ErrNotLeader):
+		code = http.StatusServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		code = http.StatusServiceUnavailable
+	default:
+		// net/rpc flattens errors to strings: recover the class from text.
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, structs.ErrNotFound.Error()):
+			code = http.StatusNotFound
+		case strings.Contains(msg, structs.ErrInvalid.Error()):
+			code = http.StatusBadRequest
+		}
+	}
+	if code >= 500 {
+		h.logger.Error("http: request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, err.Error())
+}
+
+// queryOptions parses ?index, ?wait, ?prefix, ?namespace, ?stale.
+func parseQuery(r *http.Request) (structs.QueryOptions, error) {
+	q := r.URL.Query()
+	var o structs.QueryOptions
+	if v := q.Get("index"); v != "" {
+		idx, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return o, errorf(http.StatusBadRequest, "index %q: not a number", v)
+		}
+		o.MinQueryIndex = idx
+	}
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return o, errorf(http.StatusBadRequest, "wait %q: %v", v, err)
+		}
+		o.MaxQueryTime = d
+	}
+	if o.MaxQueryTime <= 0 {
+		o.MaxQueryTime = defaultQueryWait
+	}
+	o.MaxQueryTime = min(o.MaxQueryTime, maxQueryWait)
+	o.Prefix = q.Get("prefix")
+	o.Namespace = q.Get("namespace")
+	if o.Namespace == "" {
+		o.Namespace = structs.DefaultNamespace
+	}
+	_, o.AllowStale = q["stale"]
+	o.Region = q.Get("region")
+	return o, nil
+}
+
+// readFn reads from state and returns the value and the index it reflects.
+type readFn func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error)
+
+// blockingRead runs fn as a blocking query per the request's index/wait
+// and sets the X-Nomad-* headers.
+func (h *httpAPI) blockingRead(w http.ResponseWriter, r *http.Request, fn readFn) (any, error) {
+	st := h.b.State()
+	if st == nil {
+		return nil, errorf(http.StatusNotImplemented, "this agent runs no server; ask a server agent")
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), o.MaxQueryTime)
+	defer cancel()
+	var out any
+	index, err := st.BlockingQuery(ctx, o.MinQueryIndex, func(ws memdb.WatchSet, s *state.StateStore) (uint64, error) {
+		v, idx, err := fn(ws, s)
+		out = v
+		return idx, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.setMeta(w, index)
+	return out, nil
+}
+
+func (h *httpAPI) setMeta(w http.ResponseWriter, index uint64) {
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(h.b.Leader() != ""))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(h.b.LastContact().Milliseconds(), 10))
+}
+
+// tableIndex returns the highest index of the tables, for list reads.
+func tableIndex(s *state.StateStore, tables ...string) (uint64, error) {
+	var idx uint64
+	for _, t := range tables {
+		i, err := s.Index(t)
+		if err != nil {
+			return 0, err
+		}
+		idx = max(idx, i)
+	}
+	return idx, nil
+}
+
+// decodeBody decodes a JSON request body into out, with a 400 on error.
+func decodeBody(r *http.Request, out any) error {
+	if r.Body == nil {
+		return errorf(http.StatusBadRequest, "missing request body")
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<20))
+	if err := dec.Decode(out); err != nil {
+		return errorf(http.StatusBadRequest, "request body is not valid JSON: %v", err)
+	}
+	return nil
+}
+
+func namespaceMatch(want, got string) bool { return want == "*" || want == "" || want == got }
