@@ -2,4 +2,10 @@
 // and the CLI that talks to it.
 package main
 
-func main() {}
+import (
+	"os"
+
+	"github.com/droverhq/drover/command"
+)
+
+func main() { os.Exit(command.Main(os.Args)) }

@@ -25,9 +25,9 @@ type Config struct {
 	Server     *ServerConfig `hcl:"server,block"`
 	Client     *ClientConfig `hcl:"client,block"`
 
-	// Set by flags only.
-	DevMode bool `hcl:"-"`
-	DevGPUs int  `hcl:"-"`
+	// Set by flags only (untagged fields are ignored by gohcl).
+	DevMode bool
+	DevGPUs int
 }
 
 // PortsConfig holds the agent's listening ports.

@@ -1,0 +1,328 @@
+package allocrunner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+// Task event types this package adds to those in structs.
+const (
+	TaskSetupFailure  = "Setup Failure"
+	TaskSiblingFailed = "Sibling Task Failed"
+)
+
+// maxTaskEvents caps each task's event list; the oldest are dropped.
+const maxTaskEvents = 25
+
+// Clock is the time source; tests may substitute one.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Config configures one AllocRunner.
+type Config struct {
+	// Alloc is the allocation as the servers sent it (Job included).
+	Alloc *structs.Allocation
+	// DataDir is the client's data dir; the alloc dir is
+	// DataDir/alloc/<alloc ID>.
+	DataDir string
+	// Drivers maps driver names to drivers.
+	Drivers map[string]drivers.Driver
+	// OnUpdate receives the allocation's client-side state (ID, NodeID,
+	// JobID, Namespace, ClientStatus, ClientDescription, TaskStates) after
+	// every change, in order. It is called with the runner's lock held:
+	// it must not block and must not call back into the runner.
+	OnUpdate func(*structs.Allocation)
+	Logger   hclog.Logger
+	Clock    Clock
+}
+
+// AllocRunner runs one allocation. Create it with New, run it with Run in
+// a goroutine the caller owns, stop it with Kill or an Update that sets
+// DesiredStatus stop, and wait on WaitCh.
+type AllocRunner struct {
+	id       string
+	allocDir string
+	logger   hclog.Logger
+	clock    Clock
+	onUpdate func(*structs.Allocation)
+	tasks    []*taskRunner // fixed in New
+	waitCh   chan struct{}
+
+	mu     sync.Mutex
+	alloc  *structs.Allocation
+	states map[string]*structs.TaskState
+	// setupErr, when set, fails the allocation before any task runs.
+	setupErr error
+}
+
+// AllocDir returns the directory of an allocation.
+func AllocDir(dataDir, allocID string) string { return filepath.Join(dataDir, "alloc", allocID) }
+
+// SharedDir returns the allocation's shared dir (DROVER_ALLOC_DIR).
+func SharedDir(allocDir string) string { return filepath.Join(allocDir, "alloc") }
+
+// TaskDir returns a task's working dir.
+func TaskDir(allocDir, task string) string { return filepath.Join(allocDir, task) }
+
+// LogPath returns a task's current stdout (or stderr) log file.
+func LogPath(allocDir, task string, stderr bool) string {
+	kind := "stdout"
+	if stderr {
+		kind = "stderr"
+	}
+	return filepath.Join(SharedDir(allocDir), "logs", task+"."+kind+".0")
+}
+
+// New prepares a runner: every task of the allocation's group is
+// pending with a Received event. Problems with the allocation itself
+// (no job, unknown group, bad task names, unknown drivers) do not fail
+// New; Run reports them as a failed allocation, as the servers need to
+// hear about them.
+func New(cfg *Config) (*AllocRunner, error) {
+	if cfg == nil || cfg.Alloc == nil || cfg.Alloc.ID == "" {
+		return nil, errors.New("allocrunner: missing allocation")
+	}
+	if cfg.DataDir == "" {
+		return nil, errors.New("allocrunner: missing data dir")
+	}
+	alloc := cfg.Alloc.Copy()
+	ar := &AllocRunner{
+		id:       alloc.ID,
+		allocDir: AllocDir(cfg.DataDir, alloc.ID),
+		logger:   cfg.Logger,
+		clock:    cfg.Clock,
+		onUpdate: cfg.OnUpdate,
+		waitCh:   make(chan struct{}),
+		alloc:    alloc,
+		states:   map[string]*structs.TaskState{},
+	}
+	if ar.logger == nil {
+		ar.logger = hclog.NewNullLogger()
+	}
+	ar.logger = ar.logger.With("alloc_id", alloc.ID)
+	if ar.clock == nil {
+		ar.clock = realClock{}
+	}
+	tg, err := taskGroup(alloc)
+	if err != nil {
+		ar.setupErr = err
+		return ar, nil
+	}
+	now := ar.clock.Now().UnixNano()
+	for _, task := range tg.Tasks {
+		ar.states[task.Name] = &structs.TaskState{
+			State:  structs.TaskStatePending,
+			Events: []*structs.TaskEvent{{Type: structs.TaskReceived, Time: now, Message: "Task received by client", DisplayMessage: "Task received by client"}},
+		}
+		if err := validTaskName(task.Name); err != nil {
+			ar.setupErr = err
+			continue
+		}
+		d := cfg.Drivers[task.Driver]
+		ar.tasks = append(ar.tasks, newTaskRunner(ar, task, d, newRestartTracker(tg.RestartPolicy, alloc.Job.Type)))
+	}
+	return ar, nil
+}
+
+func taskGroup(alloc *structs.Allocation) (*structs.TaskGroup, error) {
+	if alloc.Job == nil {
+		return nil, errors.New("allocation carries no job")
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return nil, fmt.Errorf("job %q has no group %q", alloc.JobID, alloc.TaskGroup)
+	}
+	return tg, nil
+}
+
+// validTaskName rejects names that would escape or collide inside the
+// alloc dir (the shared dir is called "alloc").
+func validTaskName(name string) error {
+	if name == "" || name == "." || name == ".." || name == "alloc" || strings.ContainsAny(name, `/\`) {
+		return fmt.Errorf("task name %q cannot name a directory in the alloc dir", name)
+	}
+	return nil
+}
+
+// ID returns the allocation's ID.
+func (ar *AllocRunner) ID() string { return ar.id }
+
+// AllocDir returns this allocation's directory.
+func (ar *AllocRunner) AllocDir() string { return ar.allocDir }
+
+// WaitCh is closed when Run has returned: every task is dead.
+func (ar *AllocRunner) WaitCh() <-chan struct{} { return ar.waitCh }
+
+// Run runs the allocation and returns when every task is dead. Call it
+// once.
+func (ar *AllocRunner) Run() {
+	defer close(ar.waitCh)
+	if err := ar.prepare(); err != nil {
+		ar.logger.Error("allocation setup", "error", err)
+		ar.failSetup(err)
+		return
+	}
+	done := make(chan *taskRunner, len(ar.tasks))
+	for _, tr := range ar.tasks {
+		go func() {
+			tr.run()
+			done <- tr
+		}()
+	}
+	for range ar.tasks {
+		tr := <-done
+		if ar.taskFailed(tr.task.Name) {
+			for _, sib := range ar.tasks {
+				if sib != tr {
+					sib.kill(TaskSiblingFailed, fmt.Sprintf("Task %q failed", tr.task.Name))
+				}
+			}
+		}
+	}
+	ar.logger.Debug("allocation finished", "status", ar.Alloc().ClientStatus)
+}
+
+// prepare checks the allocation and builds its directories.
+func (ar *AllocRunner) prepare() error {
+	ar.mu.Lock()
+	err := ar.setupErr
+	ar.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, tr := range ar.tasks {
+		if tr.driver == nil {
+			return fmt.Errorf("task %q: driver %q is not available on this node", tr.task.Name, tr.task.Driver)
+		}
+	}
+	dirs := []string{
+		filepath.Join(SharedDir(ar.allocDir), "logs"),
+		filepath.Join(SharedDir(ar.allocDir), "data"),
+		filepath.Join(SharedDir(ar.allocDir), "tmp"),
+	}
+	for _, tr := range ar.tasks {
+		dirs = append(dirs, TaskDir(ar.allocDir, tr.task.Name))
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("alloc dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// failSetup marks every task dead and failed with err, and the
+// allocation failed.
+func (ar *AllocRunner) failSetup(err error) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	ar.setupErr = err
+	now := ar.clock.Now()
+	for _, s := range ar.states {
+		s.State, s.Failed, s.FinishedAt = structs.TaskStateDead, true, now
+		appendEvent(s, &structs.TaskEvent{Type: TaskSetupFailure, Time: now.UnixNano(), Message: err.Error(), DisplayMessage: err.Error()})
+	}
+	ar.notifyLocked()
+}
+
+func (ar *AllocRunner) taskFailed(task string) bool {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	s := ar.states[task]
+	return s != nil && s.Failed
+}
+
+// Update hands the runner a newer version of its allocation from the
+// servers. DesiredStatus stop kills the tasks.
+func (ar *AllocRunner) Update(alloc *structs.Allocation) {
+	ar.mu.Lock()
+	ar.alloc = alloc.Copy()
+	ar.mu.Unlock()
+	if alloc.DesiredStatus == structs.AllocDesiredStatusStop {
+		ar.Kill("allocation stopped by the servers")
+	}
+}
+
+// Kill stops every task with its kill signal and timeout. It returns at
+// once; wait on WaitCh.
+func (ar *AllocRunner) Kill(reason string) {
+	for _, tr := range ar.tasks {
+		tr.kill(structs.TaskKilling, reason)
+	}
+}
+
+// Alloc returns a copy of the allocation with the client's view
+// (ClientStatus, TaskStates) filled in.
+func (ar *AllocRunner) Alloc() *structs.Allocation {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	a := ar.alloc.Copy()
+	ar.fillClientStateLocked(a)
+	return a
+}
+
+// LogPath returns the current log file of a task of this allocation.
+func (ar *AllocRunner) LogPath(task string, stderr bool) (string, error) {
+	for _, tr := range ar.tasks {
+		if tr.task.Name == task {
+			return LogPath(ar.allocDir, task, stderr), nil
+		}
+	}
+	return "", fmt.Errorf("allocation %s has no task %q: %w", ar.id, task, structs.ErrNotFound)
+}
+
+// mutate changes one task's state and reports the allocation.
+func (ar *AllocRunner) mutate(task string, fn func(s *structs.TaskState)) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	fn(ar.states[task])
+	ar.notifyLocked()
+}
+
+func (ar *AllocRunner) fillClientStateLocked(a *structs.Allocation) {
+	a.ClientStatus, a.ClientDescription = ClientStatus(ar.states)
+	if ar.setupErr != nil {
+		a.ClientStatus, a.ClientDescription = structs.AllocClientStatusFailed, ar.setupErr.Error()
+	}
+	a.TaskStates = make(map[string]*structs.TaskState, len(ar.states))
+	for k, v := range ar.states {
+		a.TaskStates[k] = v.Copy()
+	}
+}
+
+func (ar *AllocRunner) notifyLocked() {
+	a := &structs.Allocation{
+		ID:        ar.alloc.ID,
+		NodeID:    ar.alloc.NodeID,
+		JobID:     ar.alloc.JobID,
+		Namespace: ar.alloc.Namespace,
+	}
+	ar.fillClientStateLocked(a)
+	if ar.onUpdate != nil {
+		ar.onUpdate(a)
+	}
+}
+
+func appendEvent(s *structs.TaskState, ev *structs.TaskEvent) {
+	s.Events = append(s.Events, ev)
+	if n := len(s.Events); n > maxTaskEvents {
+		s.Events = append([]*structs.TaskEvent(nil), s.Events[n-maxTaskEvents:]...)
+	}
+}

@@ -1,0 +1,157 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/structs"
+)
+
+// watchAllocs long-polls the node's allocations once the node is
+// registered and hands every answer to reconcile.
+func (c *Client) watchAllocs(ctx context.Context) {
+	select {
+	case <-c.registered:
+	case <-ctx.Done():
+		return
+	}
+	var index uint64
+	retry := c.cfg.RetryInterval
+	for ctx.Err() == nil {
+		req := &structs.NodeSpecificRequest{
+			NodeID:   c.NodeID(),
+			SecretID: c.Node().SecretID,
+			QueryOptions: structs.QueryOptions{
+				Region:        c.cfg.Region,
+				MinQueryIndex: index,
+				MaxQueryTime:  c.cfg.MaxQueryTime,
+			},
+		}
+		var resp structs.NodeAllocsResponse
+		if err := c.rpc.call(ctx, structs.RPCNodeGetAllocs, req, &resp); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.logger.Warn("watching allocations; retrying", "error", err, "retry_in", retry)
+			sleep(ctx, retry)
+			retry = min(retry*2, maxRetryInterval)
+			continue
+		}
+		retry = c.cfg.RetryInterval
+		// A lower index means the servers' state was rebuilt; take it.
+		// Index 0 would make every next query return at once.
+		index = max(resp.Index, 1)
+		c.reconcile(resp.Allocs)
+	}
+}
+
+// reconcile starts runners for new allocations the servers want running,
+// passes updates to existing runners, ignores terminal allocations it
+// never ran, and kills and forgets runners of allocations the servers
+// dropped.
+func (c *Client) reconcile(allocs []*structs.Allocation) {
+	c.allocMu.Lock()
+	defer c.allocMu.Unlock()
+	seen := make(map[string]bool, len(allocs))
+	for _, a := range allocs {
+		seen[a.ID] = true
+		if r := c.runners[a.ID]; r != nil {
+			if a.AllocModifyIndex > r.modifyIndex || a.DesiredStatus != r.desired {
+				r.modifyIndex, r.desired = a.AllocModifyIndex, a.DesiredStatus
+				r.ar.Update(a)
+			}
+			continue
+		}
+		if a.TerminalStatus() {
+			continue
+		}
+		c.startRunnerLocked(a)
+	}
+	for id, r := range c.runners {
+		if seen[id] {
+			continue
+		}
+		select {
+		case <-r.ar.WaitCh():
+			delete(c.runners, id)
+		default:
+			r.ar.Kill("allocation removed by the servers")
+		}
+	}
+}
+
+func (c *Client) startRunnerLocked(a *structs.Allocation) {
+	ar, err := allocrunner.New(&allocrunner.Config{
+		Alloc:    a,
+		DataDir:  c.cfg.DataDir,
+		Drivers:  c.drivers,
+		OnUpdate: c.queueUpdate,
+		Logger:   c.logger.Named("alloc"),
+	})
+	if err != nil {
+		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
+		return
+	}
+	c.runners[a.ID] = &runner{ar: ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus}
+	c.logger.Info("running allocation", "alloc_id", a.ID, "job", a.JobID, "group", a.TaskGroup, "gpus", a.DeviceIDs())
+	go ar.Run() // ends when its tasks are dead; Shutdown waits on WaitCh
+}
+
+// queueUpdate keeps the newest client state of each allocation until
+// the next batch. It is the alloc runners' OnUpdate: it must not block.
+func (c *Client) queueUpdate(a *structs.Allocation) {
+	c.updMu.Lock()
+	defer c.updMu.Unlock()
+	c.pending[a.ID] = a
+}
+
+// updateLoop sends queued allocation updates every UpdateInterval until
+// ctx ends, then once more, bounded by finalFlushTimeout.
+func (c *Client) updateLoop(ctx context.Context) {
+	defer close(c.updaterDone)
+	t := time.NewTicker(c.cfg.UpdateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			c.flushUpdates(ctx)
+		case <-ctx.Done():
+			final, cancel := context.WithTimeout(context.Background(), finalFlushTimeout)
+			c.flushUpdates(final)
+			cancel()
+			return
+		}
+	}
+}
+
+// flushUpdates sends the queued updates in one Node.UpdateAlloc. On
+// failure they are queued again unless a newer one arrived meanwhile.
+func (c *Client) flushUpdates(ctx context.Context) {
+	c.updMu.Lock()
+	if len(c.pending) == 0 {
+		c.updMu.Unlock()
+		return
+	}
+	batch := make([]*structs.Allocation, 0, len(c.pending))
+	for _, a := range c.pending {
+		batch = append(batch, a)
+	}
+	c.pending = map[string]*structs.Allocation{}
+	c.updMu.Unlock()
+
+	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	var resp structs.GenericResponse
+	if err := c.rpc.call(ctx, structs.RPCNodeUpdateAlloc, req, &resp); err != nil {
+		c.logger.Warn("allocation updates; will retry", "count", len(batch), "error", err)
+		c.updMu.Lock()
+		for _, a := range batch {
+			if _, newer := c.pending[a.ID]; !newer {
+				c.pending[a.ID] = a
+			}
+		}
+		c.updMu.Unlock()
+		return
+	}
+	c.logger.Debug("allocation updates sent", "count", len(batch), "index", resp.Index)
+}

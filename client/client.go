@@ -1,0 +1,338 @@
+// Package client is Drover's node agent: it fingerprints the host (CPU,
+// memory, OS, GPUs, task drivers), registers the node with the servers,
+// heartbeats, long-polls for the node's allocations, runs each one with an
+// alloc runner, and batches their status back to the servers.
+//
+// It talks to servers only over the RPC wire (structs.RPCTypeRPC +
+// msgpack net/rpc) and never imports server packages. It does not decide
+// placement or restarts beyond a group's restart policy.
+//
+// Shutdown stops the loops and, unless Config.LeaveTasksRunning is set,
+// kills the tasks it runs, so a dev agent that exits leaves no orphans.
+// Re-attaching to tasks left running across an agent restart is not
+// implemented yet (client/state will do it): with LeaveTasksRunning, a
+// restarted client runs the allocations it is still given afresh.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/rawexec"
+	"github.com/droverhq/drover/structs"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultDatacenter     = "dc1"
+	DefaultRegion         = "global"
+	DefaultUpdateInterval = 200 * time.Millisecond
+	DefaultRetryInterval  = time.Second
+	DefaultMaxQueryTime   = 5 * time.Minute
+	DefaultHeartbeatTTL   = 10 * time.Second
+	maxRetryInterval      = 30 * time.Second
+	finalFlushTimeout     = 2 * time.Second
+)
+
+// Config configures a client.
+type Config struct {
+	Name, Datacenter, Region, NodeClass string
+	// DataDir holds the node's identity and the alloc dirs
+	// (DataDir/alloc/<allocID>/...).
+	DataDir string
+	// Servers are the servers' RPC addresses ("ip:port"), tried in order.
+	Servers []string
+	// HTTPAddr is this agent's HTTP address, reported on the node.
+	HTTPAddr string
+	Meta     map[string]string
+	// SimulatedGPUs are added to the GPUs NVML finds.
+	SimulatedGPUs []simulated.Config
+	// DevMode with no GPU found and none simulated simulates DevGPUs GPUs
+	// (DevGPUModel).
+	DevMode bool
+	DevGPUs int
+	Logger  hclog.Logger
+
+	// LeaveTasksRunning makes Shutdown leave tasks running instead of
+	// killing them.
+	LeaveTasksRunning bool
+	// NVML is the NVIDIA library; nil loads the host's (nvml.New()).
+	NVML nvml.Interface
+	// Drivers replaces the default drivers ({"raw_exec"}).
+	Drivers map[string]drivers.Driver
+	// UpdateInterval is how often allocation updates are batched to the
+	// servers; 0 is DefaultUpdateInterval.
+	UpdateInterval time.Duration
+	// RetryInterval is the first wait after a failed RPC, doubled up to
+	// 30s; 0 is DefaultRetryInterval.
+	RetryInterval time.Duration
+	// MaxQueryTime bounds one blocking allocation query; 0 is
+	// DefaultMaxQueryTime.
+	MaxQueryTime time.Duration
+}
+
+// Client is a running node agent.
+type Client struct {
+	cfg     Config
+	logger  hclog.Logger
+	drivers map[string]drivers.Driver
+	rpc     *rpcPool
+
+	nodeMu sync.Mutex
+	node   *structs.Node
+
+	allocMu sync.Mutex
+	runners map[string]*runner
+
+	updMu   sync.Mutex
+	pending map[string]*structs.Allocation
+
+	registered   chan struct{} // closed after the first registration
+	registerOnce sync.Once
+
+	cancel       context.CancelFunc
+	loops        sync.WaitGroup // register/heartbeat, watch
+	stopUpdater  context.CancelFunc
+	updaterDone  chan struct{}
+	shutdownOnce sync.Once
+}
+
+// runner is an allocation the client runs.
+type runner struct {
+	ar          *allocrunner.AllocRunner
+	modifyIndex uint64
+	desired     string
+}
+
+// NewClient fingerprints the node and starts the register, heartbeat,
+// allocation-watch and update loops.
+func NewClient(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		return nil, errors.New("client: missing config")
+	}
+	c := &Client{
+		cfg:         *cfg,
+		runners:     map[string]*runner{},
+		pending:     map[string]*structs.Allocation{},
+		registered:  make(chan struct{}),
+		updaterDone: make(chan struct{}),
+	}
+	c.applyDefaults()
+	if c.cfg.DataDir == "" {
+		return nil, errors.New("client: missing data dir")
+	}
+	if err := os.MkdirAll(c.cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("client: data dir: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	node, err := c.buildNode(ctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("client: fingerprint: %w", err)
+	}
+	c.node = node
+	c.cancel = cancel
+	c.rpc = newRPCPool(c.cfg.Servers, c.logger)
+	total, _ := node.GPUCount()
+	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)
+
+	c.loops.Add(2)
+	go func() { defer c.loops.Done(); c.heartbeatLoop(ctx) }()
+	go func() { defer c.loops.Done(); c.watchAllocs(ctx) }()
+	updCtx, stopUpdater := context.WithCancel(context.Background())
+	c.stopUpdater = stopUpdater
+	go c.updateLoop(updCtx)
+	return c, nil
+}
+
+func (c *Client) applyDefaults() {
+	cfg := &c.cfg
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	c.logger = cfg.Logger
+	if cfg.Datacenter == "" {
+		cfg.Datacenter = DefaultDatacenter
+	}
+	if cfg.Region == "" {
+		cfg.Region = DefaultRegion
+	}
+	if cfg.UpdateInterval <= 0 {
+		cfg.UpdateInterval = DefaultUpdateInterval
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = DefaultRetryInterval
+	}
+	if cfg.MaxQueryTime <= 0 {
+		cfg.MaxQueryTime = DefaultMaxQueryTime
+	}
+	c.drivers = cfg.Drivers
+	if c.drivers == nil {
+		c.drivers = map[string]drivers.Driver{rawexec.Name: rawexec.New(c.logger)}
+	}
+}
+
+// NodeID returns the node's ID, stable across restarts with the same
+// DataDir.
+func (c *Client) NodeID() string {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	return c.node.ID
+}
+
+// Node returns a copy of the node as the client registers it.
+func (c *Client) Node() *structs.Node {
+	c.nodeMu.Lock()
+	defer c.nodeMu.Unlock()
+	return c.node.Copy()
+}
+
+// Shutdown stops the loops, kills the running tasks (unless
+// LeaveTasksRunning), sends their final status if a server answers, and
+// closes the server connection. It waits for tasks to die, which takes
+// at most their kill timeouts.
+func (c *Client) Shutdown() error {
+	c.shutdownOnce.Do(func() {
+		c.cancel()
+		c.loops.Wait()
+		if !c.cfg.LeaveTasksRunning {
+			c.allocMu.Lock()
+			runners := make([]*runner, 0, len(c.runners))
+			for _, r := range c.runners {
+				runners = append(runners, r)
+				r.ar.Kill("client shutting down")
+			}
+			c.allocMu.Unlock()
+			for _, r := range runners {
+				<-r.ar.WaitCh()
+			}
+		}
+		c.stopUpdater()
+		<-c.updaterDone
+		c.rpc.close()
+		c.logger.Info("client stopped")
+	})
+	return nil
+}
+
+// LogPath returns the current log file of a task: the file may not exist
+// yet if the task has not started.
+func (c *Client) LogPath(allocID, task string, stderr bool) (string, error) {
+	for _, part := range []string{allocID, task} {
+		if part == "" || part == "." || part == ".." || strings.ContainsAny(part, `/\`) {
+			return "", fmt.Errorf("log path: bad allocation or task name %q: %w", part, structs.ErrInvalid)
+		}
+	}
+	c.allocMu.Lock()
+	r := c.runners[allocID]
+	c.allocMu.Unlock()
+	if r != nil {
+		return r.ar.LogPath(task, stderr)
+	}
+	return allocrunner.LogPath(allocrunner.AllocDir(c.cfg.DataDir, allocID), task, stderr), nil
+}
+
+// heartbeatLoop registers the node (retrying until it succeeds), then
+// heartbeats at about TTL/2, re-registering when the servers no longer
+// know the node.
+func (c *Client) heartbeatLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		ttl, ok := c.registerUntilDone(ctx)
+		if !ok {
+			return
+		}
+		c.registerOnce.Do(func() { close(c.registered) })
+		c.heartbeatUntilUnknown(ctx, ttl)
+	}
+}
+
+func (c *Client) registerUntilDone(ctx context.Context) (time.Duration, bool) {
+	retry := c.cfg.RetryInterval
+	for {
+		node := c.Node()
+		req := &structs.NodeRegisterRequest{Node: node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+		var resp structs.NodeUpdateResponse
+		err := c.rpc.call(ctx, structs.RPCNodeRegister, req, &resp)
+		if err == nil {
+			c.rpc.addServers(resp.Servers)
+			c.logger.Info("node registered", "node_id", node.ID, "heartbeat_ttl", resp.HeartbeatTTL)
+			return ttlOrDefault(resp.HeartbeatTTL), true
+		}
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		c.logger.Warn("node registration; retrying", "error", err, "retry_in", retry)
+		if !sleep(ctx, retry) {
+			return 0, false
+		}
+		retry = min(retry*2, maxRetryInterval)
+	}
+}
+
+// heartbeatUntilUnknown heartbeats until ctx ends or the servers answer
+// that they do not know the node.
+func (c *Client) heartbeatUntilUnknown(ctx context.Context, ttl time.Duration) {
+	wait := heartbeatInterval(ttl)
+	for sleep(ctx, wait) {
+		req := &structs.NodeUpdateStatusRequest{
+			NodeID:       c.NodeID(),
+			Status:       structs.NodeStatusReady,
+			UpdatedAt:    time.Now().UnixNano(),
+			WriteRequest: structs.WriteRequest{Region: c.cfg.Region},
+		}
+		var resp structs.NodeUpdateResponse
+		err := c.rpc.call(ctx, structs.RPCNodeUpdateStatus, req, &resp)
+		switch {
+		case err == nil:
+			c.rpc.addServers(resp.Servers)
+			ttl = ttlOrDefault(resp.HeartbeatTTL)
+			wait = heartbeatInterval(ttl)
+		case ctx.Err() != nil:
+			return
+		case strings.Contains(err.Error(), structs.ErrUnknownNode.Error()):
+			c.logger.Warn("servers do not know this node; registering again")
+			return
+		default:
+			wait = min(c.cfg.RetryInterval, heartbeatInterval(ttl))
+			c.logger.Warn("heartbeat; retrying", "error", err, "retry_in", wait)
+		}
+	}
+}
+
+func ttlOrDefault(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultHeartbeatTTL
+	}
+	return ttl
+}
+
+// heartbeatInterval is TTL/2 less up to TTL/10 of jitter, so a fleet does
+// not heartbeat in lockstep and each beat lands well inside the TTL.
+func heartbeatInterval(ttl time.Duration) time.Duration {
+	jitter := time.Duration(rand.Int64N(int64(ttl/10) + 1))
+	return ttl/2 - jitter
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,225 @@
+package client
+
+import (
+	"fmt"
+	"net"
+	"net/rpc"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// fakeServer is the smallest honest stand-in for a Drover server's Node
+// endpoints: it speaks the real wire (RPCTypeRPC byte, msgpack net/rpc),
+// keeps nodes and allocations in maps under one index, answers
+// Node.GetAllocs as a blocking query, and records what clients send. It
+// schedules nothing: tests place allocations with putAlloc.
+type fakeServer struct {
+	t   *testing.T
+	ln  net.Listener
+	ttl time.Duration
+
+	mu         sync.Mutex
+	index      uint64
+	changed    chan struct{} // closed and replaced on every write
+	nodes      map[string]*structs.Node
+	registers  int
+	heartbeats int
+	allocs     map[string]*structs.Allocation
+	updates    []*structs.Allocation
+	conns      []net.Conn
+	closed     bool
+}
+
+func newFakeServer(t *testing.T, ttl time.Duration) *fakeServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fakeServer{
+		t: t, ln: ln, ttl: ttl, index: 1,
+		changed: make(chan struct{}),
+		nodes:   map[string]*structs.Node{},
+		allocs:  map[string]*structs.Allocation{},
+	}
+	srv := rpc.NewServer()
+	if err := srv.RegisterName("Node", &fakeNodeEndpoint{s: s}); err != nil {
+		t.Fatal(err)
+	}
+	go s.serve(srv)
+	t.Cleanup(s.close)
+	return s
+}
+
+func (s *fakeServer) addr() string { return s.ln.Addr().String() }
+
+func (s *fakeServer) serve(srv *rpc.Server) {
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		s.conns = append(s.conns, conn)
+		s.mu.Unlock()
+		go func() {
+			b := make([]byte, 1)
+			if _, err := conn.Read(b); err != nil || b[0] != structs.RPCTypeRPC {
+				conn.Close()
+				return
+			}
+			srv.ServeCodec(structs.NewRPCServerCodec(conn))
+		}()
+	}
+}
+
+func (s *fakeServer) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	s.ln.Close()
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.bumpLocked()
+}
+
+// bumpLocked advances the index and wakes blocked queries.
+func (s *fakeServer) bumpLocked() uint64 {
+	s.index++
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return s.index
+}
+
+// putAlloc places or updates an allocation as the scheduler would.
+func (s *fakeServer) putAlloc(a *structs.Allocation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a = a.Copy()
+	idx := s.bumpLocked()
+	if old := s.allocs[a.ID]; old != nil {
+		a.ClientStatus, a.ClientDescription, a.TaskStates = old.ClientStatus, old.ClientDescription, old.TaskStates
+	} else {
+		a.CreateIndex = idx
+	}
+	a.ModifyIndex, a.AllocModifyIndex = idx, idx
+	s.allocs[a.ID] = a
+}
+
+func (s *fakeServer) forgetNode(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.nodes, id)
+}
+
+func (s *fakeServer) node(id string) *structs.Node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodes[id].Copy()
+}
+
+func (s *fakeServer) counts() (registers, heartbeats int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.registers, s.heartbeats
+}
+
+func (s *fakeServer) alloc(id string) *structs.Allocation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.allocs[id].Copy()
+}
+
+func (s *fakeServer) updatesFor(id string) []*structs.Allocation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*structs.Allocation
+	for _, u := range s.updates {
+		if u.ID == id {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// fakeNodeEndpoint is the "Node" RPC service.
+type fakeNodeEndpoint struct{ s *fakeServer }
+
+func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if args.Node == nil || args.Node.ID == "" {
+		return fmt.Errorf("register: missing node: %w", structs.ErrInvalid)
+	}
+	n := args.Node.Copy()
+	n.Status = structs.NodeStatusReady
+	s.nodes[n.ID] = n
+	s.registers++
+	reply.HeartbeatTTL = s.ttl
+	reply.Index = s.bumpLocked()
+	return nil
+}
+
+func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodes[args.NodeID] == nil {
+		return fmt.Errorf("node %s: %w", args.NodeID, structs.ErrUnknownNode)
+	}
+	s.heartbeats++
+	reply.HeartbeatTTL = s.ttl
+	reply.Index = s.index
+	return nil
+}
+
+func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	s := e.s
+	deadline := time.After(min(args.MaxQueryTime, 5*time.Minute))
+	for {
+		s.mu.Lock()
+		if s.index > args.MinQueryIndex || s.closed {
+			for _, a := range s.allocs {
+				if a.NodeID == args.NodeID {
+					reply.Allocs = append(reply.Allocs, a.Copy())
+				}
+			}
+			reply.Index = s.index
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			s.mu.Lock()
+			reply.Index = s.index
+			s.mu.Unlock()
+			return nil
+		}
+	}
+}
+
+func (e *fakeNodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range args.Alloc {
+		s.updates = append(s.updates, u)
+		if a := s.allocs[u.ID]; a != nil {
+			a.ClientStatus, a.ClientDescription, a.TaskStates = u.ClientStatus, u.ClientDescription, u.TaskStates
+			a.ModifyIndex = s.index + 1
+		}
+	}
+	reply.Index = s.bumpLocked()
+	return nil
+}

@@ -1,0 +1,148 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/rpc"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// dialTimeout bounds connecting to one server.
+const dialTimeout = 5 * time.Second
+
+// rpcPool is the client's connection to the servers: one net/rpc
+// connection at a time (calls are multiplexed on it), to the first server
+// in the list that answers. A transport error drops the connection and
+// moves on to the next server; errors the server returned are passed
+// through and keep the connection.
+type rpcPool struct {
+	logger hclog.Logger
+
+	mu      sync.Mutex
+	servers []string
+	next    int // index of the server to try first
+	conn    *rpc.Client
+	addr    string
+	closed  bool
+}
+
+func newRPCPool(servers []string, logger hclog.Logger) *rpcPool {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return &rpcPool{servers: slices.Clone(servers), logger: logger}
+}
+
+// addServers appends servers not yet known, after the configured ones.
+func (p *rpcPool) addServers(addrs []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, a := range addrs {
+		if a != "" && !slices.Contains(p.servers, a) {
+			p.servers = append(p.servers, a)
+		}
+	}
+}
+
+// call invokes method on a server. If ctx ends first it returns ctx's
+// error; the reply must then be discarded.
+func (p *rpcPool) call(ctx context.Context, method string, args, reply any) error {
+	c, err := p.client(ctx)
+	if err != nil {
+		return err
+	}
+	call := c.Go(method, args, reply, make(chan *rpc.Call, 1))
+	select {
+	case <-call.Done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := call.Error; err != nil {
+		var serverErr rpc.ServerError
+		if !errors.As(err, &serverErr) {
+			p.drop(c, err)
+		}
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
+// client returns the current connection, dialing the servers in order
+// when there is none.
+func (p *rpcPool) client(ctx context.Context) (*rpc.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, structs.ErrShuttingDown
+	}
+	if p.conn != nil {
+		return p.conn, nil
+	}
+	if len(p.servers) == 0 {
+		return nil, errors.New("no servers configured")
+	}
+	var errs []error
+	for i := range p.servers {
+		idx := (p.next + i) % len(p.servers)
+		addr := p.servers[idx]
+		c, err := dialRPC(ctx, addr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p.conn, p.addr, p.next = c, addr, idx
+		p.logger.Debug("connected to server", "addr", addr)
+		return c, nil
+	}
+	return nil, fmt.Errorf("no server reachable: %w", errors.Join(errs...))
+}
+
+// drop forgets a broken connection; the next call tries the next server.
+func (p *rpcPool) drop(c *rpc.Client, cause error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn != c {
+		return
+	}
+	p.logger.Debug("dropping server connection", "addr", p.addr, "error", cause)
+	c.Close()
+	p.conn, p.addr = nil, ""
+	if len(p.servers) > 0 {
+		p.next = (p.next + 1) % len(p.servers)
+	}
+}
+
+// close ends the connection; calls in flight fail and later ones are
+// refused.
+func (p *rpcPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.conn != nil {
+		p.conn.Close()
+		p.conn = nil
+	}
+}
+
+// dialRPC opens a net/rpc connection speaking Drover's wire: the
+// RPCTypeRPC byte, then msgpack-coded net/rpc.
+func dialRPC(ctx context.Context, addr string) (*rpc.Client, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if _, err := conn.Write([]byte{structs.RPCTypeRPC}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return rpc.NewClientWithCodec(structs.NewRPCClientCodec(conn)), nil
+}

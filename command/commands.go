@@ -1,0 +1,124 @@
+package command
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/droverhq/drover/command/agent"
+	"github.com/droverhq/drover/structs"
+)
+
+// Main runs the CLI with os.Args-style args (program name first) on the
+// process's stdin, stdout and stderr, and returns the exit code.
+func Main(args []string) int {
+	ui := &cli.BasicUi{Reader: os.Stdin, Writer: os.Stdout, ErrorWriter: os.Stderr}
+	if len(args) > 0 {
+		args = args[1:]
+	}
+	return Run(args, Meta{Ui: ui, Stdout: os.Stdout})
+}
+
+// Run runs the CLI with args (program name excluded) and returns the exit
+// code. Help and usage go through m.Ui.
+func Run(args []string, m Meta) int {
+	helpOut, errOut := &lineWriter{emit: m.Ui.Output}, &lineWriter{emit: m.Ui.Error}
+	c := &cli.CLI{
+		Name:        "drover",
+		Version:     versionString(),
+		Args:        args,
+		Commands:    Commands(m),
+		HelpFunc:    cli.BasicHelpFunc("drover"),
+		HelpWriter:  helpOut,
+		ErrorWriter: errOut,
+	}
+	code, err := c.Run()
+	helpOut.flush()
+	errOut.flush()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error executing CLI: %s", err))
+		return 1
+	}
+	if code == 127 { // cli's "no such command"; its help is already printed
+		return 1
+	}
+	return code
+}
+
+// Commands returns every command, each sharing m.
+func Commands(m Meta) map[string]cli.CommandFactory {
+	return map[string]cli.CommandFactory{
+		"agent": func() (cli.Command, error) {
+			return &agent.Command{Ui: m.Ui, ShutdownCh: m.ShutdownCh}, nil
+		},
+		"job": func() (cli.Command, error) {
+			return &groupCommand{name: "job", synopsis: "Run, inspect and stop jobs"}, nil
+		},
+		"job run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m}, nil },
+		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m}, nil },
+		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m}, nil },
+		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m}, nil },
+		"node": func() (cli.Command, error) {
+			return &groupCommand{name: "node", synopsis: "Inspect client nodes and their GPUs"}, nil
+		},
+		"node status": func() (cli.Command, error) { return &NodeStatusCommand{Meta: m}, nil },
+		"alloc": func() (cli.Command, error) {
+			return &groupCommand{name: "alloc", synopsis: "Inspect allocations and read their logs"}, nil
+		},
+		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m}, nil },
+		"alloc logs":   func() (cli.Command, error) { return &AllocLogsCommand{Meta: m}, nil },
+		"version":      func() (cli.Command, error) { return &VersionCommand{Meta: m}, nil },
+	}
+}
+
+// groupCommand is a parent such as `drover job`: it only shows help.
+type groupCommand struct{ name, synopsis string }
+
+func (c *groupCommand) Synopsis() string { return c.synopsis }
+
+func (c *groupCommand) Help() string {
+	return fmt.Sprintf("Usage: drover %s <subcommand> [options] [args]\n\n  %s.", c.name, c.synopsis)
+}
+
+func (c *groupCommand) Run(args []string) int { return cli.RunResultHelp }
+
+// VersionCommand is `drover version`.
+type VersionCommand struct{ Meta }
+
+func (c *VersionCommand) Synopsis() string { return "Print the Drover version" }
+func (c *VersionCommand) Help() string {
+	return "Usage: drover version\n\n  Prints the version of this binary."
+}
+
+func (c *VersionCommand) Run(args []string) int {
+	c.Ui.Output(versionString())
+	return 0
+}
+
+func versionString() string { return "Drover v" + structs.Version }
+
+// lineWriter turns the many small writes of cli's help output into whole
+// lines for a Ui, which adds a newline to every message.
+type lineWriter struct {
+	emit func(string)
+	buf  []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if i := bytes.LastIndexByte(w.buf, '\n'); i >= 0 {
+		w.emit(string(w.buf[:i]))
+		w.buf = append(w.buf[:0], w.buf[i+1:]...)
+	}
+	return len(p), nil
+}
+
+// flush emits a last line that has no newline.
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.emit(string(w.buf))
+		w.buf = w.buf[:0]
+	}
+}

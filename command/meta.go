@@ -1,0 +1,172 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/cli"
+
+	"github.com/droverhq/drover/api"
+)
+
+// Meta is what every command shares: the UI, where raw output goes, and
+// the flags that pick the agent.
+type Meta struct {
+	Ui cli.Ui
+	// Stdout receives raw bytes (alloc logs); nil means os.Stdout.
+	Stdout io.Writer
+	// ShutdownCh, when set, is handed to the agent command (tests).
+	ShutdownCh <-chan struct{}
+	// Now is the clock for relative times; nil means time.Now.
+	Now func() time.Time
+
+	address   string
+	namespace string
+	region    string
+}
+
+// flagSet returns a flag set with the flags every client command takes:
+// -address, -namespace and -region. Parse errors are reported by parse.
+func (m *Meta) flagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&m.address, "address", "", "")
+	fs.StringVar(&m.namespace, "namespace", "", "")
+	fs.StringVar(&m.region, "region", "", "")
+	return fs
+}
+
+// parse parses args with fs, letting flags and positional arguments mix
+// ("job stop web -purge") until a "--". On error it prints the problem and
+// a pointer to -help, and returns ok false.
+func (m *Meta) parse(fs *flag.FlagSet, args []string) (positional []string, ok bool) {
+	positional, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, false
+		}
+		m.Ui.Error(fmt.Sprintf("Error parsing arguments: %s", err))
+		m.Ui.Error(fmt.Sprintf("Run 'drover %s -help' for usage.", fs.Name()))
+		return nil, false
+	}
+	return positional, true
+}
+
+// parseInterspersed is fs.Parse that keeps going past positional
+// arguments. Everything after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		consumed := args[:len(args)-len(rest)]
+		if len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageError reports a wrong number of arguments.
+func (m *Meta) usageError(name, want string) int {
+	m.Ui.Error(fmt.Sprintf("This command takes %s.", want))
+	m.Ui.Error(fmt.Sprintf("Run 'drover %s -help' for usage.", name))
+	return 1
+}
+
+// client returns an API client for the flags and environment.
+func (m *Meta) client() (*api.Client, error) {
+	cfg := api.DefaultConfig()
+	if m.address != "" {
+		cfg.Address = m.address
+	}
+	if m.namespace != "" {
+		cfg.Namespace = m.namespace
+	}
+	if m.region != "" {
+		cfg.Region = m.region
+	}
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("API client: %w", err)
+	}
+	return c, nil
+}
+
+// clientOrFail returns a client or prints why not.
+func (m *Meta) clientOrFail() (*api.Client, bool) {
+	c, err := m.client()
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error initializing client: %s", err))
+		return nil, false
+	}
+	return c, true
+}
+
+// context returns a context cancelled by SIGINT or SIGTERM, so a blocking
+// query or log stream ends cleanly on Ctrl-C.
+func (m *Meta) context() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func (m *Meta) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *Meta) stdout() io.Writer {
+	if m.Stdout != nil {
+		return m.Stdout
+	}
+	return os.Stdout
+}
+
+// outputJSON prints v as indented JSON.
+func (m *Meta) outputJSON(v any) int {
+	s, err := formatJSON(v)
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error formatting JSON: %s", err))
+		return 1
+	}
+	m.Ui.Output(s)
+	return 0
+}
+
+// generalOptions is the help text of the flags from flagSet.
+const generalOptions = `General Options:
+
+  -address=<addr>
+    The address of the Drover agent. Overrides DROVER_ADDR; the default is
+    http://127.0.0.1:4646.
+
+  -namespace=<namespace>
+    The namespace to query. Overrides DROVER_NAMESPACE; the default is
+    "default".
+
+  -region=<region>
+    The region to send requests to. Overrides DROVER_REGION.`
+
+// helpText trims and joins a command's help with the general options.
+func helpText(usage, options string) string {
+	parts := []string{strings.TrimSpace(usage), generalOptions}
+	if options = strings.TrimSpace(options); options != "" {
+		parts = append(parts, options)
+	}
+	return strings.Join(parts, "\n\n")
+}

@@ -1,0 +1,99 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// placementFailures renders, for each task group in failed, why its
+// allocations were not placed:
+//
+//	Task Group "train" (failed to place 1 allocation):
+//	  * Constraint `${device.attr.memory} >= 100 GiB` filtered 2 nodes
+//	  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 free, need 5
+func placementFailures(failed map[string]*structs.AllocMetric) []string {
+	var lines []string
+	for _, group := range sortedKeys(failed) {
+		m := failed[group]
+		if m == nil {
+			m = &structs.AllocMetric{}
+		}
+		n := m.CoalescedFailures + 1
+		lines = append(lines, fmt.Sprintf("Task Group %q (failed to place %s):", group, plural(n, "allocation")))
+		for _, r := range metricReasons(m) {
+			lines = append(lines, "  * "+r)
+		}
+	}
+	return lines
+}
+
+// metricReasons explains an AllocMetric: nodes that were not eligible,
+// filtered (by class, constraint or other reason) or out of resources.
+func metricReasons(m *structs.AllocMetric) []string {
+	var out []string
+	if m.NodesEvaluated == 0 && m.NodesFiltered == 0 && m.NodesExhausted == 0 {
+		out = append(out, "No nodes were eligible for evaluation")
+	}
+	for _, dc := range sortedKeys(m.NodesAvailable) {
+		if m.NodesAvailable[dc] == 0 {
+			out = append(out, fmt.Sprintf("No nodes are available in datacenter %q", dc))
+		}
+	}
+	for _, class := range sortedKeys(m.ClassFiltered) {
+		out = append(out, fmt.Sprintf("Class %q filtered %s", class, plural(m.ClassFiltered[class], "node")))
+	}
+	for _, c := range sortedKeys(m.ConstraintFiltered) {
+		out = append(out, fmt.Sprintf("Constraint `%s` filtered %s", c, plural(m.ConstraintFiltered[c], "node")))
+	}
+	counted := 0
+	for _, dim := range sortedKeys(m.DimensionExhausted) {
+		n := m.DimensionExhausted[dim]
+		counted += n
+		out = append(out, fmt.Sprintf("Resources exhausted on %s: %s", plural(n, "node"), dim))
+	}
+	if rest := m.NodesExhausted - counted; rest > 0 {
+		out = append(out, fmt.Sprintf("Resources exhausted on %s", plural(rest, "node")))
+	}
+	for _, class := range sortedKeys(m.ClassExhausted) {
+		out = append(out, fmt.Sprintf("Class %q exhausted on %s", class, plural(m.ClassExhausted[class], "node")))
+	}
+	return out
+}
+
+// waitsForGPUs reports whether GPUs are among the reasons placements
+// failed: a device dimension ran out, or a device constraint filtered nodes.
+func waitsForGPUs(failed map[string]*structs.AllocMetric) bool {
+	for _, m := range failed {
+		if m == nil {
+			continue
+		}
+		for dim := range m.DimensionExhausted {
+			if mentionsGPU(dim) {
+				return true
+			}
+		}
+		for c := range m.ConstraintFiltered {
+			if mentionsGPU(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mentionsGPU(s string) bool {
+	s = strings.ToLower(s)
+	return strings.Contains(s, "gpu") || strings.Contains(s, "device")
+}
+
+// blockedNote says what happens to a blocked evaluation: it is retried
+// when capacity (GPUs, when they are the reason) frees up.
+func blockedNote(blockedEvalID string, failed map[string]*structs.AllocMetric, verbose bool) []string {
+	lines := []string{fmt.Sprintf("Evaluation %q waiting for additional capacity to place remainder", shortID(blockedEvalID, verbose))}
+	if waitsForGPUs(failed) {
+		lines = append(lines, "The job is waiting for GPUs: it will be placed when a node has enough matching GPUs free.")
+	}
+	return lines
+}

@@ -1,0 +1,6 @@
+job "broken" {
+  type = "batch"
+  group "g" {
+    count =
+  }
+}

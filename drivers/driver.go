@@ -1,0 +1,156 @@
+// Package drivers is the task driver contract: the small interface every
+// driver implements (start a task, wait for it, stop it, clean up), the
+// optional capabilities a driver may add, and the types that cross that
+// boundary.
+//
+// A driver runs processes (or containers) and reports how they ended; it
+// owns nothing else. It must not know about allocations, restart policies
+// or servers: the client's task runner decides when to start, restart or
+// kill, and the driver only does it. Drivers import structs and nothing
+// else from Drover. Every driver must pass the conformance suite in
+// drivers/drivertest.
+package drivers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Sentinel errors a driver returns, tested with errors.Is.
+var (
+	// ErrTaskNotFound: the driver has no task with that ID (never
+	// started, or destroyed).
+	ErrTaskNotFound = errors.New("drivers: task not found")
+	// ErrTaskExists: Start was called with the ID of a task the driver
+	// still holds; Destroy it first.
+	ErrTaskExists = errors.New("drivers: task already exists")
+	// ErrInvalidConfig: the task's driver config is missing or wrong.
+	ErrInvalidConfig = errors.New("drivers: invalid task config")
+)
+
+// Driver runs tasks. Methods are safe for concurrent use; task IDs are
+// chosen by the caller and unique among the tasks the driver holds.
+//
+// Lifecycle of a task: Start -> (Wait ... Stop) -> Destroy. A task that
+// exited stays known to the driver (its result can still be waited for)
+// until Destroy.
+type Driver interface {
+	// Name is the name jobs use in `driver = "..."`.
+	Name() string
+	// Fingerprint reports whether the driver can run tasks on this host.
+	Fingerprint(ctx context.Context) *structs.DriverInfo
+	// Start launches the task and returns once it is running. It does
+	// not wait for the task to finish.
+	Start(ctx context.Context, cfg *TaskConfig) (*TaskHandle, error)
+	// Wait returns a channel that receives the task's exit result once
+	// and is then closed. A task that already exited delivers at once.
+	// If ctx ends first the channel is closed without a result. Each
+	// call gets its own channel.
+	Wait(ctx context.Context, taskID string) (<-chan *ExitResult, error)
+	// Stop asks the task to exit with signal (a name such as "SIGTERM";
+	// "" means SIGTERM), waits up to timeout, then kills it (SIGKILL)
+	// and returns once it has exited. Stopping an exited task is a
+	// no-op.
+	Stop(taskID string, timeout time.Duration, signal string) error
+	// Destroy kills the task if it still runs, releases everything the
+	// driver holds for it and forgets it. Files the task wrote (its
+	// logs, its task dir) are the caller's and are left alone.
+	Destroy(taskID string) error
+}
+
+// Signaler is implemented by drivers that can deliver a signal to a
+// running task without stopping it.
+type Signaler interface {
+	Signal(taskID string, signal string) error
+}
+
+// Recoverer is implemented by drivers that can re-attach to a task
+// started by an earlier run of the agent, from the handle it returned
+// then. No driver implements it yet; the client's state store
+// (client/state) will use it so an agent restart does not orphan tasks.
+type Recoverer interface {
+	RecoverTask(handle *TaskHandle) error
+}
+
+// TaskConfig is everything a driver needs to start one task.
+type TaskConfig struct {
+	// ID names the task in the driver; unique among the tasks it holds.
+	ID       string
+	AllocID  string
+	JobName  string
+	TaskName string
+	// Env is the task's complete environment: drivers add nothing but
+	// their documented defaults (raw_exec: PATH and HOME when absent).
+	Env map[string]string
+	// Config is the driver-specific part of the task, already
+	// interpolated (raw_exec: "command" and "args").
+	Config map[string]any
+	// TaskDir is the task's working directory; it exists.
+	TaskDir string
+	// StdoutPath and StderrPath are files the task's output is appended
+	// to; they are created if missing.
+	StdoutPath string
+	StderrPath string
+	Resources  *structs.AllocatedTaskResources
+	// DeviceIDs are the device instances (GPU UUIDs) assigned to the
+	// task; drivers that isolate devices expose only these.
+	DeviceIDs []string
+}
+
+// EnvList returns Env as sorted "KEY=value" strings.
+func (c *TaskConfig) EnvList() []string {
+	out := make([]string, 0, len(c.Env))
+	for k, v := range c.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TaskHandle identifies a started task. State holds what a Recoverer
+// needs to re-attach (for a process: its PID); it is plain data so the
+// client can persist it.
+type TaskHandle struct {
+	ID        string
+	Driver    string
+	Config    *TaskConfig
+	StartedAt time.Time
+	State     map[string]string
+}
+
+// ExitResult is how a task ended.
+type ExitResult struct {
+	// ExitCode is the process's exit status; for a process killed by a
+	// signal it is 128+signal, as shells report it.
+	ExitCode int
+	// Signal is the signal that killed the process, or 0.
+	Signal int
+	// OOMKilled is set when the driver knows the kernel killed the task
+	// for memory.
+	OOMKilled bool
+	// Err is set when the driver lost track of the task (the result is
+	// then unknown rather than a failure of the task itself).
+	Err error
+}
+
+// Successful reports whether the task exited 0 on its own.
+func (r *ExitResult) Successful() bool {
+	return r.ExitCode == 0 && r.Signal == 0 && r.Err == nil
+}
+
+func (r *ExitResult) String() string {
+	switch {
+	case r.Err != nil:
+		return fmt.Sprintf("exit unknown: %v", r.Err)
+	case r.Signal != 0:
+		return fmt.Sprintf("exit code %d, signal %d (%s)", r.ExitCode, r.Signal, syscall.Signal(r.Signal))
+	default:
+		return fmt.Sprintf("exit code %d", r.ExitCode)
+	}
+}

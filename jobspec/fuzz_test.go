@@ -1,0 +1,46 @@
+package jobspec
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary bytes to Parse, as HCL and as JSON. It must
+// never panic; a job comes back valid, or an error that names the file.
+func FuzzParse(f *testing.F) {
+	for _, path := range goldenInputs(f) {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(src))
+	}
+	for _, src := range []string{
+		inDevice(`memory = "20 GiB"` + "\n" + `compute = "25%"`),
+		inTask(`config { args = ["${a}${b}", "$${c}", "%{ if x }y%{ endif }"] }`),
+		inTask(`env = { "${k}" = "${v ~}  w" }`),
+		`{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [null]}]}}`,
+		`{"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Resources": {"Devices": [null]}}]}]}`,
+		`{"Job": {"TaskGroups": [{"Tasks": [{"Config": {"a": [1e400]}}]}]}}`,
+	} {
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, name := range []string{"fuzz.hcl", "fuzz.json"} {
+			job, err := Parse(name, []byte(src))
+			switch {
+			case err != nil && job != nil:
+				t.Fatalf("%s: got a job and an error %v", name, err)
+			case err != nil && !strings.HasPrefix(err.Error(), name):
+				t.Fatalf("%s: error %q does not start with the file name", name, err)
+			case err == nil && job == nil:
+				t.Fatalf("%s: got neither a job nor an error", name)
+			case err == nil:
+				if verr := job.Validate(); verr != nil {
+					t.Fatalf("%s: parsed job does not validate: %v", name, verr)
+				}
+			}
+		}
+	})
+}

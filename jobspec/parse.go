@@ -1,0 +1,189 @@
+package jobspec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Parse reads a job file, HCL or JSON, and returns the job canonicalized
+// and validated. JSON is recognised by a ".json" filename or by content
+// that starts with "{". filename is used in error positions only.
+//
+// On failure the error is an Errors value with one entry per problem,
+// each rendered as "file:line,col: summary; detail".
+func Parse(filename string, src []byte) (*structs.Job, error) {
+	var (
+		job *structs.Job
+		pos hcl.Pos
+		err error
+	)
+	if isJSON(filename, src) {
+		job, pos, err = parseJSON(filename, src)
+	} else {
+		job, pos, err = parseHCL(filename, src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return nil, validationErrors(filename, pos, err)
+	}
+	return job, nil
+}
+
+// ParseFile reads and parses the job file at path.
+func ParseFile(path string) (*structs.Job, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read job file: %w", err)
+	}
+	return Parse(path, src)
+}
+
+func isJSON(filename string, src []byte) bool {
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		return true
+	}
+	return strings.EqualFold(filepath.Ext(filename), ".json")
+}
+
+// validationErrors turns the joined error of Job.Validate into Errors, one
+// per problem with its full context ("job "x": group "g": task "t": ..."),
+// placed at the job's definition.
+func validationErrors(filename string, pos hcl.Pos, err error) error {
+	var lines []string
+	flattenJoined(err, "", &lines)
+	es := make(Errors, 0, len(lines))
+	for _, line := range lines {
+		es = append(es, &Error{Filename: filename, Line: pos.Line, Column: pos.Column, Summary: "Invalid job", Detail: line})
+	}
+	return es
+}
+
+// flattenJoined appends one line per leaf of a tree of errors.Join and
+// fmt.Errorf("context: %w", joined) values, each line carrying the
+// contexts above it.
+func flattenJoined(err error, prefix string, out *[]string) {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			flattenJoined(e, prefix, out)
+		}
+		return
+	}
+	if inner := errors.Unwrap(err); inner != nil {
+		if _, isJoin := inner.(interface{ Unwrap() []error }); isJoin {
+			if context, ok := strings.CutSuffix(err.Error(), inner.Error()); ok {
+				flattenJoined(inner, prefix+context, out)
+				return
+			}
+		}
+	}
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			*out = append(*out, prefix+line)
+		}
+	}
+}
+
+// parseHCL decodes an HCL job file. pos is where the job block starts.
+func parseHCL(filename string, src []byte) (job *structs.Job, pos hcl.Pos, err error) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, pos, errorsFromDiags(filename, diags)
+	}
+	d := &decoder{src: src}
+	c := d.content(file.Body, rootSchema)
+	jobs := c.Blocks.OfType("job")
+	switch {
+	case len(jobs) == 0 && len(d.diags) == 0:
+		start := hcl.Range{Filename: filename, Start: hcl.InitialPos, End: hcl.InitialPos}
+		d.errorf(start, "Missing job block", "A job file must define one job \"<id>\" { ... } block.")
+	case len(jobs) > 0:
+		for _, extra := range jobs[1:] {
+			d.errorf(extra.DefRange, "Duplicate job block", "A job file defines one job; the first is at line %d.", jobs[0].DefRange.Start.Line)
+		}
+		job, pos = d.job(jobs[0]), jobs[0].DefRange.Start
+	}
+	if err := errorsFromDiags(filename, d.diags); err != nil {
+		return nil, pos, err
+	}
+	return job, pos, nil
+}
+
+var jobTypes = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}
+
+func (d *decoder) job(b *hcl.Block) *structs.Job {
+	j := &structs.Job{ID: b.Labels[0]}
+	c := d.content(b.Body, jobSchema)
+	for _, a := range sortedAttrs(c.Attributes) {
+		switch a.Name {
+		case "type":
+			j.Type = d.oneOf(a, jobTypes)
+		case "datacenters":
+			j.Datacenters, _ = d.stringList(a)
+		case "priority":
+			if n, ok := d.integer(a, structs.JobMinPriority, structs.JobMaxPriority); ok {
+				j.Priority = int(n)
+			}
+		case "namespace":
+			j.Namespace, _ = d.str(a)
+		case "region":
+			j.Region, _ = d.str(a)
+		}
+	}
+	j.Meta = d.stringMap(c, "meta")
+	jobType := j.Type
+	if jobType == "" {
+		jobType = structs.JobTypeService
+	}
+	groups := map[string]*hcl.Block{}
+	for _, blk := range c.Blocks {
+		switch blk.Type {
+		case "group":
+			if first, dup := groups[blk.Labels[0]]; dup {
+				d.errorf(blk.LabelRanges[0], "Duplicate group", "A group named %q is already defined at line %d.", blk.Labels[0], first.DefRange.Start.Line)
+				continue
+			}
+			groups[blk.Labels[0]] = blk
+			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType))
+		case "constraint":
+			j.Constraints = appendNonNil(j.Constraints, d.constraint(blk))
+		case "affinity":
+			j.Affinities = appendNonNil(j.Affinities, d.affinity(blk))
+		}
+	}
+	return j
+}
+
+// oneOf reads a string that must be one of allowed.
+func (d *decoder) oneOf(a *hcl.Attribute, allowed []string) string {
+	s, ok := d.str(a)
+	if !ok {
+		return ""
+	}
+	for _, v := range allowed {
+		if s == v {
+			return s
+		}
+	}
+	d.errorf(a.Expr.Range(), "Invalid value", "%s = %q is not one of %s.", a.Name, s, strings.Join(allowed, ", "))
+	return ""
+}
+
+func appendNonNil[T any](list []*T, item *T) []*T {
+	if item == nil {
+		return list
+	}
+	return append(list, item)
+}

@@ -1,0 +1,222 @@
+package jobspec
+
+import (
+	"bytes"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// decoder turns the HCL body of one file into a job. It collects every
+// problem in diags instead of stopping at the first, so that one run of
+// the parser reports all of them.
+type decoder struct {
+	src   []byte
+	diags hcl.Diagnostics
+}
+
+func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
+	d.diags = append(d.diags, diag(rng, summary, format, args...))
+}
+
+// value evaluates expr without variables or functions into a plain Go
+// value: string, int, float64, bool, []any, map[string]any or nil.
+//
+// Interpolations in strings ("${attr.kernel.name}", "${NOMAD_ALLOC_ID}")
+// are not evaluated: they are kept as written, since they name node
+// attributes and runtime variables that the scheduler and the client
+// resolve. ok is false when a problem was recorded.
+func (d *decoder) value(expr hcl.Expression) (v any, ok bool) {
+	switch e := expr.(type) {
+	case *hclsyntax.TemplateExpr:
+		return d.template(e.Parts, e.SrcRange)
+	case *hclsyntax.TemplateWrapExpr:
+		return d.template([]hclsyntax.Expression{e.Wrapped}, e.SrcRange)
+	case *hclsyntax.ParenthesesExpr:
+		return d.value(e.Expression)
+	case *hclsyntax.TupleConsExpr:
+		out := make([]any, 0, len(e.Exprs))
+		ok = true
+		for _, x := range e.Exprs {
+			item, itemOK := d.value(x)
+			ok = ok && itemOK
+			out = append(out, item)
+		}
+		return out, ok
+	case *hclsyntax.ObjectConsExpr:
+		return d.object(e)
+	}
+	cv, diags := expr.Value(nil)
+	d.diags = append(d.diags, diags...)
+	if diags.HasErrors() {
+		return nil, false
+	}
+	return d.fromCty(cv, expr.Range())
+}
+
+func (d *decoder) object(e *hclsyntax.ObjectConsExpr) (any, bool) {
+	out := make(map[string]any, len(e.Items))
+	ok := true
+	for _, item := range e.Items {
+		key, keyOK := d.objectKey(item.KeyExpr)
+		val, valOK := d.value(item.ValueExpr)
+		ok = ok && keyOK && valOK
+		if !keyOK {
+			continue
+		}
+		if _, dup := out[key]; dup {
+			d.errorf(item.KeyExpr.Range(), "Duplicate object attribute", "The key %q is defined more than once.", key)
+			ok = false
+			continue
+		}
+		out[key] = val
+	}
+	return out, ok
+}
+
+// objectKey returns an object key: a bare name is taken literally, any
+// other expression must give a string (or a number or bool, printed).
+func (d *decoder) objectKey(expr hclsyntax.Expression) (string, bool) {
+	inner := expr
+	if ke, isKey := expr.(*hclsyntax.ObjectConsKeyExpr); isKey {
+		if kw := hcl.ExprAsKeyword(ke.Wrapped); kw != "" && !ke.ForceNonLiteral {
+			return kw, true
+		}
+		inner = ke.Wrapped
+	}
+	v, ok := d.value(inner)
+	if !ok {
+		return "", false
+	}
+	s, isScalar := scalarString(v)
+	if !isScalar {
+		d.errorf(expr.Range(), "Invalid object key", "An object key must be a string.")
+		return "", false
+	}
+	return s, true
+}
+
+// template rebuilds a string template: literal parts as HCL decoded them
+// (escapes applied), each interpolation as its source text "${...}".
+// Template directives (%{ if }, %{ for }) are refused.
+func (d *decoder) template(parts []hclsyntax.Expression, rng hcl.Range) (any, bool) {
+	var b strings.Builder
+	lo := rng.Start.Byte
+	for i, p := range parts {
+		if lit, isLit := p.(*hclsyntax.LiteralValueExpr); isLit && lit.Val.Type() == cty.String && lit.Val.IsKnown() && !lit.Val.IsNull() {
+			b.WriteString(lit.Val.AsString())
+			lo = p.Range().End.Byte
+			continue
+		}
+		hi := rng.End.Byte
+		if i+1 < len(parts) {
+			hi = parts[i+1].Range().Start.Byte
+		}
+		raw, end, found := d.interpolation(lo, p.Range(), hi)
+		if !found {
+			d.errorf(p.Range(), "Unsupported template directive",
+				"Template directives (%%{ ... }) are not supported in job files; interpolations (${...}) are kept as written.")
+			return nil, false
+		}
+		b.WriteString(raw)
+		lo = end
+	}
+	return b.String(), true
+}
+
+// interpolation finds the source text "${ expr }" around the expression at
+// rng: the last "${" in src[lo:rng.Start] and the last "}" in
+// src[rng.End:hi]. It returns the text and the offset just after it.
+func (d *decoder) interpolation(lo int, rng hcl.Range, hi int) (raw string, end int, ok bool) {
+	start, stop := rng.Start.Byte, rng.End.Byte
+	if lo < 0 || lo > start || start > stop || stop > hi || hi > len(d.src) {
+		return "", 0, false
+	}
+	open := bytes.LastIndex(d.src[lo:start], []byte("${"))
+	if open < 0 || strings.Trim(string(d.src[lo+open+2:start]), " \t\r\n~") != "" {
+		return "", 0, false
+	}
+	closeAt := bytes.LastIndexByte(d.src[stop:hi], '}')
+	if closeAt < 0 {
+		return "", 0, false
+	}
+	end = stop + closeAt + 1
+	return string(d.src[lo+open : end]), end, true
+}
+
+// fromCty converts a known cty value into a plain Go value. Whole numbers
+// become int, others float64.
+func (d *decoder) fromCty(v cty.Value, rng hcl.Range) (any, bool) {
+	if v.IsNull() {
+		return nil, true
+	}
+	if !v.IsWhollyKnown() || v.IsMarked() {
+		d.errorf(rng, "Invalid value", "The value must be known when the job file is read.")
+		return nil, false
+	}
+	t := v.Type()
+	switch {
+	case t == cty.String:
+		return v.AsString(), true
+	case t == cty.Bool:
+		return v.True(), true
+	case t == cty.Number:
+		return numberValue(v.AsBigFloat()), true
+	case t.IsListType() || t.IsTupleType() || t.IsSetType():
+		out := make([]any, 0, v.LengthInt())
+		for it := v.ElementIterator(); it.Next(); {
+			_, ev := it.Element()
+			gv, ok := d.fromCty(ev, rng)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, gv)
+		}
+		return out, true
+	case t.IsMapType() || t.IsObjectType():
+		out := make(map[string]any, v.LengthInt())
+		for it := v.ElementIterator(); it.Next(); {
+			k, ev := it.Element()
+			gv, ok := d.fromCty(ev, rng)
+			if !ok {
+				return nil, false
+			}
+			out[k.AsString()] = gv
+		}
+		return out, true
+	}
+	d.errorf(rng, "Invalid value", "A value of type %s cannot be used in a job file.", t.FriendlyName())
+	return nil, false
+}
+
+// numberValue returns an int for whole numbers that fit, else a float64.
+func numberValue(f *big.Float) any {
+	if f.IsInt() {
+		if i, acc := f.Int64(); acc == big.Exact && i >= math.MinInt && i <= math.MaxInt {
+			return int(i)
+		}
+	}
+	v, _ := f.Float64()
+	return v
+}
+
+// scalarString prints a string, number or bool; ok is false for anything
+// else.
+func scalarString(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int:
+		return strconv.Itoa(x), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// jobEndpoint serves the "Job" RPC methods.
+type jobEndpoint struct{ srv *Server }
+
+// Register validates and stores a job with a pending evaluation, in one
+// Raft entry.
+func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+	s := e.srv
+	if !s.IsLeader() {
+		return structs.ErrNotLeader
+	}
+	if args.Job == nil {
+		return fmt.Errorf("register job: missing job: %w", structs.ErrInvalid)
+	}
+	job := args.Job.Copy()
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", structs.ErrInvalid, err)
+	}
+	if job.Type != structs.JobTypeService && job.Type != structs.JobTypeBatch {
+		return fmt.Errorf("job %q: type %s is not supported yet: %w", job.ID, job.Type, structs.ErrInvalid)
+	}
+	now := time.Now().UnixNano()
+	if job.SubmitTime == 0 {
+		job.SubmitTime = now
+	}
+	eval := newJobEval(job, structs.EvalTriggerJobRegister, now)
+	req := &structs.JobRegisterRequest{Job: job, Eval: eval, WriteRequest: args.WriteRequest}
+	index, err := s.raftApply(structs.JobRegisterRequestType, req)
+	if err != nil {
+		return fmt.Errorf("register job %q: %w", job.ID, err)
+	}
+	reply.EvalID = eval.ID
+	reply.EvalCreateIndex = index
+	reply.JobModifyIndex = index
+	if stored, err := s.State().JobByID(nil, job.Namespace, job.ID); err == nil && stored != nil {
+		reply.JobModifyIndex = stored.JobModifyIndex
+	}
+	reply.Index = index
+	reply.KnownLeader = true
+	return nil
+}
+
+// Deregister stops a job (or purges it) with a pending evaluation that
+// stops its allocations.
+func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+	s := e.srv
+	if !s.IsLeader() {
+		return structs.ErrNotLeader
+	}
+	if args.JobID == "" {
+		return fmt.Errorf("deregister job: missing job ID: %w", structs.ErrInvalid)
+	}
+	ns := args.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	job, err := s.State().JobByID(nil, ns, args.JobID)
+	if err != nil {
+		return fmt.Errorf("deregister job %q: %w", args.JobID, err)
+	}
+	if job == nil {
+		return fmt.Errorf("job %q in namespace %q: %w", args.JobID, ns, structs.ErrNotFound)
+	}
+	eval := newJobEval(job, structs.EvalTriggerJobDeregister, time.Now().UnixNano())
+	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, Eval: eval, WriteRequest: args.WriteRequest}
+	req.Namespace = ns
+	index, err := s.raftApply(structs.JobDeregisterRequestType, req)
+	if err != nil {
+		return fmt.Errorf("deregister job %q: %w", job.ID, err)
+	}
+	reply.EvalID = eval.ID
+	reply.EvalCreateIndex = index
+	reply.JobModifyIndex = index
+	reply.Index = index
+	reply.KnownLeader = true
+	return nil
+}
+
+// newJobEval returns a pending evaluation of job.
+func newJobEval(job *structs.Job, trigger string, now int64) *structs.Evaluation {
+	return &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+		TriggeredBy: trigger, JobID: job.ID, JobModifyIndex: job.JobModifyIndex,
+		Status: structs.EvalStatusPending, CreateTime: now, ModifyTime: now,
+	}
+}

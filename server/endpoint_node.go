@@ -1,0 +1,226 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// nodeEndpoint serves the "Node" RPC methods, called by clients.
+type nodeEndpoint struct{ srv *Server }
+
+// Register stores the node as ready and starts its heartbeat timer. A
+// re-registering node keeps the scheduling eligibility and drain flag
+// operators set.
+func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	s := e.srv
+	if !s.IsLeader() {
+		return structs.ErrNotLeader
+	}
+	if args.Node == nil || args.Node.ID == "" {
+		return fmt.Errorf("register node: missing node ID: %w", structs.ErrInvalid)
+	}
+	node := args.Node.Copy()
+	existing, err := s.State().NodeByID(nil, node.ID)
+	if err != nil {
+		return fmt.Errorf("register node %s: %w", node.ID, err)
+	}
+	if existing != nil {
+		node.Drain = existing.Drain
+		if existing.SchedulingEligibility != "" {
+			node.SchedulingEligibility = existing.SchedulingEligibility
+		}
+	}
+	if node.SchedulingEligibility == "" {
+		node.SchedulingEligibility = structs.NodeSchedulingEligible
+	}
+	node.Status = structs.NodeStatusReady
+	node.StatusUpdatedAt = time.Now().UnixNano()
+	if node.Datacenter == "" {
+		node.Datacenter = s.config.Datacenter
+	}
+	index, err := s.raftApply(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, WriteRequest: args.WriteRequest})
+	if err != nil {
+		return fmt.Errorf("register node %s: %w", node.ID, err)
+	}
+	s.heartbeats.reset(node.ID, s.config.HeartbeatTTL)
+	s.fillNodeResponse(reply, index)
+	return nil
+}
+
+// UpdateStatus is the heartbeat (status ready): it resets the node's TTL
+// and, when the node was down, stores it as ready again. Other statuses
+// are stored with evaluations for the jobs on the node.
+func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	s := e.srv
+	if !s.IsLeader() {
+		return structs.ErrNotLeader
+	}
+	status := args.Status
+	if status == "" {
+		status = structs.NodeStatusReady
+	}
+	switch status {
+	case structs.NodeStatusReady, structs.NodeStatusDown, structs.NodeStatusInit:
+	default:
+		return fmt.Errorf("node %s: status %q: %w", args.NodeID, status, structs.ErrInvalid)
+	}
+	node, err := s.State().NodeByID(nil, args.NodeID)
+	if err != nil {
+		return fmt.Errorf("update node %s: %w", args.NodeID, err)
+	}
+	if node == nil {
+		return fmt.Errorf("node %s: %w", args.NodeID, structs.ErrUnknownNode)
+	}
+	var index uint64
+	if node.Status != status {
+		req := &structs.NodeUpdateStatusRequest{
+			NodeID: node.ID, Status: status, UpdatedAt: time.Now().UnixNano(), WriteRequest: args.WriteRequest,
+		}
+		if status == structs.NodeStatusDown {
+			if req.Evals, err = s.nodeEvals(node.ID); err != nil {
+				return fmt.Errorf("update node %s: %w", node.ID, err)
+			}
+		}
+		if index, err = s.raftApply(structs.NodeUpdateStatusRequestType, req); err != nil {
+			return fmt.Errorf("update node %s: %w", node.ID, err)
+		}
+	}
+	if status == structs.NodeStatusDown {
+		s.heartbeats.stop(node.ID)
+	} else {
+		s.heartbeats.reset(node.ID, s.config.HeartbeatTTL)
+	}
+	s.fillNodeResponse(reply, index)
+	return nil
+}
+
+func (s *Server) fillNodeResponse(reply *structs.NodeUpdateResponse, index uint64) {
+	reply.HeartbeatTTL = s.config.HeartbeatTTL
+	reply.Servers = []string{s.advertise.String()}
+	if index == 0 {
+		index, _ = s.State().Index(state.TableNodes)
+	}
+	reply.Index = index
+}
+
+// GetAllocs returns every allocation of the node, blocking while
+// MinQueryIndex is not below the index of the node's allocations.
+func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	s := e.srv
+	if args.NodeID == "" {
+		return fmt.Errorf("get allocs: missing node ID: %w", structs.ErrInvalid)
+	}
+	wait := args.MaxQueryTime
+	if wait <= 0 || wait > maxQueryTime {
+		wait = maxQueryTime
+	}
+	ctx, cancel := s.requestContext(wait)
+	defer cancel()
+	var allocs []*structs.Allocation
+	index, err := s.State().BlockingQuery(ctx, args.MinQueryIndex, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		node, err := st.NodeByID(ws, args.NodeID)
+		if err != nil {
+			return 0, err
+		}
+		if node == nil {
+			return 0, fmt.Errorf("node %s: %w", args.NodeID, structs.ErrUnknownNode)
+		}
+		if allocs, err = st.AllocsByNode(ws, args.NodeID); err != nil {
+			return 0, err
+		}
+		return allocsIndex(st, allocs)
+	})
+	if err != nil {
+		return fmt.Errorf("get allocs of node %s: %w", args.NodeID, err)
+	}
+	reply.Allocs = allocs
+	reply.Index = index
+	reply.LastContact = s.LastContact()
+	reply.KnownLeader = s.Leader() != ""
+	return nil
+}
+
+// allocsIndex is the highest ModifyIndex of allocs, or the allocs table's
+// index when there are none (at least 1, so a first query returns).
+func allocsIndex(st *state.StateStore, allocs []*structs.Allocation) (uint64, error) {
+	var index uint64
+	for _, a := range allocs {
+		index = max(index, a.ModifyIndex)
+	}
+	if index == 0 {
+		var err error
+		if index, err = st.Index(state.TableAllocs); err != nil {
+			return 0, err
+		}
+	}
+	return max(index, 1), nil
+}
+
+// UpdateAlloc stores what a client reports about its allocations. A
+// service allocation that failed gets an evaluation so the scheduler
+// replaces it.
+func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	s := e.srv
+	if !s.IsLeader() {
+		return structs.ErrNotLeader
+	}
+	if len(args.Alloc) == 0 {
+		return fmt.Errorf("update allocs: no allocations: %w", structs.ErrInvalid)
+	}
+	now := time.Now().UnixNano()
+	updates := make([]*structs.Allocation, len(args.Alloc))
+	for i, a := range args.Alloc {
+		updates[i] = a.Copy()
+		updates[i].ModifyTime = now
+	}
+	evals, err := s.failedAllocEvals(updates, now)
+	if err != nil {
+		return fmt.Errorf("update allocs: %w", err)
+	}
+	req := &structs.AllocUpdateRequest{Alloc: updates, Evals: evals, WriteRequest: args.WriteRequest}
+	index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
+	if err != nil {
+		return fmt.Errorf("update allocs: %w", err)
+	}
+	reply.Index = index
+	return nil
+}
+
+// failedAllocEvals returns one alloc-failure evaluation per running
+// service job whose allocation the updates newly mark failed.
+func (s *Server) failedAllocEvals(updates []*structs.Allocation, now int64) ([]*structs.Evaluation, error) {
+	st := s.State()
+	seen := map[[2]string]bool{}
+	var evals []*structs.Evaluation
+	for _, u := range updates {
+		if u.ClientStatus != structs.AllocClientStatusFailed {
+			continue
+		}
+		existing, err := st.AllocByID(nil, u.ID)
+		if err != nil {
+			return nil, err
+		}
+		if existing == nil || existing.ClientStatus == structs.AllocClientStatusFailed ||
+			existing.DesiredStatus != structs.AllocDesiredStatusRun {
+			continue
+		}
+		job, err := st.JobByID(nil, existing.Namespace, existing.JobID)
+		if err != nil {
+			return nil, err
+		}
+		key := [2]string{existing.Namespace, existing.JobID}
+		if job == nil || job.Stop || job.Type != structs.JobTypeService || seen[key] {
+			continue
+		}
+		seen[key] = true
+		eval := newJobEval(job, structs.EvalTriggerRetryFailed, now)
+		eval.NodeID = existing.NodeID
+		evals = append(evals, eval)
+	}
+	return evals, nil
+}

@@ -1,0 +1,233 @@
+package fsm
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+	"github.com/hashicorp/raft"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// snapshotVersion is the format of Persist's stream; Restore refuses
+// others.
+const snapshotVersion = 1
+
+// recordType is the byte before each object in a snapshot stream. Never
+// renumber: snapshots outlive binaries.
+type recordType byte
+
+const (
+	nodeRecord  recordType = 1
+	jobRecord   recordType = 2
+	evalRecord  recordType = 3
+	allocRecord recordType = 4
+	indexRecord recordType = 5
+)
+
+// snapshotHeader opens a snapshot stream.
+type snapshotHeader struct {
+	Version   int
+	LastIndex uint64
+}
+
+// fsmSnapshot is a frozen state store waiting to be written out.
+type fsmSnapshot struct {
+	snap *state.StateSnapshot
+}
+
+var _ raft.FSMSnapshot = (*fsmSnapshot)(nil)
+
+// Snapshot freezes the current state. It is quick; Persist does the
+// writing.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	snap, err := f.State().Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot state: %w", err)
+	}
+	return &fsmSnapshot{snap: snap}, nil
+}
+
+// Persist writes a header, then each object as a record byte and its
+// msgpack encoding.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	if err := s.persist(sink); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) persist(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := codec.NewEncoder(bw, structs.MsgpackHandle)
+	latest, err := s.snap.LatestIndex()
+	if err != nil {
+		return err
+	}
+	if err := enc.Encode(&snapshotHeader{Version: snapshotVersion, LastIndex: latest}); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	rec := func(t recordType, obj any) error {
+		if err := bw.WriteByte(byte(t)); err != nil {
+			return err
+		}
+		return enc.Encode(obj)
+	}
+	for _, step := range []func(func(recordType, any) error) error{
+		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
+	} {
+		if err := step(rec); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+func (s *fsmSnapshot) persistNodes(rec func(recordType, any) error) error {
+	nodes, err := s.snap.Nodes(nil)
+	if err != nil {
+		return err
+	}
+	return writeAll(rec, nodeRecord, nodes)
+}
+
+func (s *fsmSnapshot) persistJobs(rec func(recordType, any) error) error {
+	jobs, err := s.snap.Jobs(nil, "*")
+	if err != nil {
+		return err
+	}
+	return writeAll(rec, jobRecord, jobs)
+}
+
+func (s *fsmSnapshot) persistEvals(rec func(recordType, any) error) error {
+	evals, err := s.snap.Evals(nil, "*")
+	if err != nil {
+		return err
+	}
+	return writeAll(rec, evalRecord, evals)
+}
+
+func (s *fsmSnapshot) persistAllocs(rec func(recordType, any) error) error {
+	allocs, err := s.snap.Allocs(nil, "*")
+	if err != nil {
+		return err
+	}
+	return writeAll(rec, allocRecord, allocs)
+}
+
+func (s *fsmSnapshot) persistIndexes(rec func(recordType, any) error) error {
+	indexes, err := s.snap.Indexes()
+	if err != nil {
+		return err
+	}
+	for table, index := range indexes {
+		if err := rec(indexRecord, &state.IndexEntry{Key: table, Value: index}); err != nil {
+			return fmt.Errorf("index %s: %w", table, err)
+		}
+	}
+	return nil
+}
+
+func writeAll[T any](rec func(recordType, any) error, t recordType, objs []T) error {
+	for _, o := range objs {
+		if err := rec(t, o); err != nil {
+			return fmt.Errorf("record %d: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// Release does nothing: the frozen state is garbage collected.
+func (s *fsmSnapshot) Release() {}
+
+// Restore replaces the state with a snapshot written by Persist. It
+// builds a new store, swaps it in, and abandons the old one so that its
+// blocking queries end.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	fresh, err := state.NewStateStore()
+	if err != nil {
+		return err
+	}
+	if err := restoreInto(fresh, bufio.NewReader(rc)); err != nil {
+		return fmt.Errorf("restore snapshot: %w", err)
+	}
+	f.mu.Lock()
+	old := f.state
+	f.state = fresh
+	f.mu.Unlock()
+	old.Abandon()
+	return nil
+}
+
+func restoreInto(s *state.StateStore, r *bufio.Reader) error {
+	// The decoder reads through r's ByteScanner without reading ahead, so
+	// record bytes and objects can be interleaved on the same reader.
+	dec := codec.NewDecoder(r, structs.MsgpackHandle)
+	var hdr snapshotHeader
+	if err := dec.Decode(&hdr); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if hdr.Version != snapshotVersion {
+		return fmt.Errorf("snapshot version %d, want %d", hdr.Version, snapshotVersion)
+	}
+	restore, err := s.Restore()
+	if err != nil {
+		return err
+	}
+	defer restore.Abort()
+	for {
+		b, err := r.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return restore.Commit()
+		}
+		if err != nil {
+			return err
+		}
+		if err := restoreRecord(restore, dec, recordType(b)); err != nil {
+			return err
+		}
+	}
+}
+
+func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) error {
+	switch t {
+	case nodeRecord:
+		var n structs.Node
+		if err := dec.Decode(&n); err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+		return r.NodeRestore(&n)
+	case jobRecord:
+		var j structs.Job
+		if err := dec.Decode(&j); err != nil {
+			return fmt.Errorf("job: %w", err)
+		}
+		return r.JobRestore(&j)
+	case evalRecord:
+		var e structs.Evaluation
+		if err := dec.Decode(&e); err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		return r.EvalRestore(&e)
+	case allocRecord:
+		var a structs.Allocation
+		if err := dec.Decode(&a); err != nil {
+			return fmt.Errorf("alloc: %w", err)
+		}
+		return r.AllocRestore(&a)
+	case indexRecord:
+		var e state.IndexEntry
+		if err := dec.Decode(&e); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		return r.IndexRestore(e.Key, e.Value)
+	default:
+		return fmt.Errorf("unknown record type %d", t)
+	}
+}

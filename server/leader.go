@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// barrierRetry is how long a new leader waits before retrying a failed
+// barrier.
+const barrierRetry = 500 * time.Millisecond
+
+// monitorLeadership starts the leader's duties when this server gains
+// leadership and stops them when it loses it or shuts down.
+func (s *Server) monitorLeadership() {
+	defer s.monitorWG.Done()
+	leaderCh := s.raft.LeaderCh()
+	var stop func()
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+	for {
+		select {
+		case <-s.shutdownCh:
+			return
+		case isLeader := <-leaderCh:
+			switch {
+			case isLeader && stop == nil:
+				s.logger.Info("gained leadership")
+				stop = s.startLeading()
+			case !isLeader && stop != nil:
+				s.logger.Info("lost leadership")
+				stop()
+				stop = nil
+			}
+		}
+	}
+}
+
+// startLeading runs the leader loop in a goroutine and returns the
+// function that stops it and waits for it.
+func (s *Server) startLeading() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.leaderLoop(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// leaderLoop waits for the FSM to catch up, then runs the leader's duties
+// until ctx ends, and tears them down.
+func (s *Server) leaderLoop(ctx context.Context) {
+	for {
+		err := s.raft.Barrier(raftApplyTimeout).Error()
+		if err == nil {
+			break
+		}
+		s.logger.Error("leader barrier", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(barrierRetry):
+		}
+	}
+
+	s.broker.SetEnabled(true)
+	s.blocked.SetEnabled(true)
+	s.heartbeats.setEnabled(true)
+	defer func() {
+		s.heartbeats.setEnabled(false)
+		s.blocked.SetEnabled(false)
+		s.broker.SetEnabled(false)
+	}()
+	// Restored blocked evals older than the last capacity change go
+	// straight to the broker.
+	s.blocked.Unblock(s.notifier.capacityIndex.Load())
+	if err := s.restoreEvals(); err != nil {
+		s.logger.Error("restore evaluations", "error", err)
+	}
+	if err := s.initializeHeartbeats(); err != nil {
+		s.logger.Error("initialize heartbeats", "error", err)
+	}
+
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+		}()
+	}
+	run(s.applier.Run)
+	run(s.reapHeartbeats)
+	run(s.reapFailedEvals)
+	run(s.reapCancelledEvals)
+	for i := range s.config.NumSchedulers {
+		w := &worker{srv: s, logger: s.logger.Named("worker").With("worker", i)}
+		run(w.run)
+	}
+	<-ctx.Done()
+	wg.Wait()
+}
+
+// restoreEvals fills the broker and the blocked evals from state.
+func (s *Server) restoreEvals() error {
+	evals, err := s.State().Evals(nil, "*")
+	if err != nil {
+		return err
+	}
+	var pending, blocked int
+	for _, e := range evals {
+		switch e.Status {
+		case structs.EvalStatusPending:
+			s.broker.Enqueue(e.Copy())
+			pending++
+		case structs.EvalStatusBlocked:
+			s.blocked.Block(e.Copy())
+			blocked++
+		}
+	}
+	s.logger.Debug("restored evaluations", "pending", pending, "blocked", blocked)
+	return nil
+}
+
+// reapFailedEvals marks failed the evaluations the broker gave up on.
+func (s *Server) reapFailedEvals(ctx context.Context) {
+	for {
+		eval, err := s.broker.DequeueFailed(ctx)
+		if err != nil {
+			return
+		}
+		e := eval.Copy()
+		e.Status = structs.EvalStatusFailed
+		e.StatusDescription = fmt.Sprintf("evaluation reached its delivery limit (%d)", evalDeliveryLimit)
+		e.ModifyTime = time.Now().UnixNano()
+		if err := s.upsertEvals(e); err != nil {
+			s.logger.Error("mark evaluation failed", "eval_id", e.ID, "error", err)
+		}
+	}
+}
+
+// reapCancelledEvals persists the blocked evaluations that newer ones
+// superseded.
+func (s *Server) reapCancelledEvals(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.blocked.CancelledCh():
+		}
+		evals := s.blocked.DrainCancelled()
+		if len(evals) == 0 {
+			continue
+		}
+		now := time.Now().UnixNano()
+		for _, e := range evals {
+			e.ModifyTime = now
+		}
+		if err := s.upsertEvals(evals...); err != nil {
+			s.logger.Error("cancel superseded blocked evaluations", "count", len(evals), "error", err)
+		}
+	}
+}
+
+// upsertEvals writes evaluations through Raft.
+func (s *Server) upsertEvals(evals ...*structs.Evaluation) error {
+	_, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
+	return err
+}

@@ -1,0 +1,167 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// Raft commits a message through the log and returns its index once the
+// FSM has applied it.
+type Raft interface {
+	Apply(t structs.MessageType, msg any) (index uint64, err error)
+}
+
+// StateSource hands out snapshots of the latest state.
+type StateSource interface {
+	Snapshot() (*state.StateSnapshot, error)
+}
+
+// ErrStopped is returned to a Submit whose context ends before the run
+// loop takes the plan (the applier is not running or is busy).
+var ErrStopped = errors.New("plan applier not running")
+
+// Option configures an Applier.
+type Option func(*Applier)
+
+// WithNow sets the clock used to stamp allocations.
+func WithNow(now func() time.Time) Option { return func(a *Applier) { a.now = now } }
+
+// request is a plan waiting for the run loop.
+type request struct {
+	plan *structs.Plan
+	done chan response // buffered: the run loop never blocks on it
+}
+
+type response struct {
+	result *structs.PlanResult
+	err    error
+}
+
+// Applier is the leader's single plan applier: plans are re-checked and
+// committed one at a time, so no two plans can hand out the same capacity.
+type Applier struct {
+	raft   Raft
+	state  StateSource
+	logger hclog.Logger
+	now    func() time.Time
+	queue  chan *request
+}
+
+// NewApplier returns an applier; plans are applied only while Run runs.
+func NewApplier(raft Raft, st StateSource, logger hclog.Logger, opts ...Option) *Applier {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	a := &Applier{raft: raft, state: st, logger: logger, now: time.Now, queue: make(chan *request)}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// Submit queues plan for the run loop and waits for its result. It fails
+// with ctx's error if ctx ends first; a plan taken by the run loop is
+// still applied.
+func (a *Applier) Submit(ctx context.Context, plan *structs.Plan) (*structs.PlanResult, error) {
+	req := &request{plan: plan, done: make(chan response, 1)}
+	select {
+	case a.queue <- req:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("submit plan for eval %s: %w: %w", plan.EvalID, ErrStopped, ctx.Err())
+	}
+	select {
+	case resp := <-req.done:
+		return resp.result, resp.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for plan of eval %s: %w", plan.EvalID, ctx.Err())
+	}
+}
+
+// Run applies submitted plans one at a time until ctx is done. The leader
+// runs it while it holds leadership.
+func (a *Applier) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case req := <-a.queue:
+			result, err := a.apply(req.plan)
+			req.done <- response{result: result, err: err}
+		}
+	}
+}
+
+// apply re-checks plan against a fresh snapshot and commits the nodes
+// that still fit in one Raft entry.
+func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
+	snap, err := a.state.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
+	}
+	snapIndex, err := snap.LatestIndex()
+	if err != nil {
+		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
+	}
+	verdicts, err := Evaluate(snap, plan)
+	if err != nil {
+		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
+	}
+	result := &structs.PlanResult{
+		NodeUpdate:     map[string][]*structs.Allocation{},
+		NodeAllocation: map[string][]*structs.Allocation{},
+	}
+	now := a.now().UnixNano()
+	var allocs []*structs.Allocation
+	for _, v := range verdicts {
+		if v.Reason != "" {
+			a.logger.Debug("plan rejected for node", "eval_id", plan.EvalID, "node_id", v.NodeID, "reason", v.Reason)
+			result.RejectedNodes = append(result.RejectedNodes, v.NodeID)
+			continue
+		}
+		for _, alloc := range plan.NodeUpdate[v.NodeID] {
+			c := stamp(alloc, plan, now)
+			result.NodeUpdate[v.NodeID] = append(result.NodeUpdate[v.NodeID], c)
+			allocs = append(allocs, c)
+		}
+		for _, alloc := range plan.NodeAllocation[v.NodeID] {
+			c := stamp(alloc, plan, now)
+			result.NodeAllocation[v.NodeID] = append(result.NodeAllocation[v.NodeID], c)
+			allocs = append(allocs, c)
+		}
+	}
+	if len(result.RejectedNodes) > 0 {
+		result.RefreshIndex = snapIndex
+	}
+	if len(allocs) == 0 {
+		result.AllocIndex = snapIndex
+		return result, nil
+	}
+	req := &structs.ApplyPlanResultsRequest{Allocs: allocs, EvalID: plan.EvalID}
+	index, err := a.raft.Apply(structs.ApplyPlanResultsRequestType, req)
+	if err != nil {
+		return nil, fmt.Errorf("commit plan for eval %s: %w", plan.EvalID, err)
+	}
+	result.AllocIndex = index
+	return result, nil
+}
+
+// stamp returns a copy of alloc with its times set and the plan's job
+// attached if it has none.
+func stamp(alloc *structs.Allocation, plan *structs.Plan, now int64) *structs.Allocation {
+	c := alloc.Copy()
+	c.ModifyTime = now
+	if c.CreateTime == 0 {
+		c.CreateTime = now
+	}
+	if c.Job == nil {
+		c.Job = plan.Job
+	}
+	return c
+}

@@ -1,0 +1,12 @@
+// Package plan is the leader's plan applier: the one place where the
+// schedulers' proposals become allocations. Plans are taken one at a time;
+// each node of a plan is re-checked against a fresh state snapshot (node
+// ready, CPU, memory, every GPU instance held at most once, newly taken
+// GPUs present and healthy) and the nodes that still fit are committed
+// through Raft in one ApplyPlanResults entry. Rejected nodes come back in
+// the result with a RefreshIndex so the scheduler retries from newer state.
+//
+// Evaluate is the pure core (state in, verdicts out); Applier adds the
+// queue and the Raft commit. The package reads state but never writes it
+// except through Raft, and knows nothing of RPC or the eval broker.
+package plan

@@ -1,0 +1,127 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// State is what the re-check reads; *state.StateSnapshot satisfies it.
+type State interface {
+	NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
+	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
+	LatestIndex() (uint64, error)
+}
+
+// Verdict is the re-check's answer for one node of a plan.
+type Verdict struct {
+	NodeID string
+	// Reason is why the node's part of the plan was rejected; "" accepts.
+	Reason string
+}
+
+// Evaluate re-checks every node of plan against st and returns one
+// verdict per node, sorted by node ID. It reads, decides and writes
+// nothing: Applier commits what it accepts.
+func Evaluate(st State, plan *structs.Plan) ([]Verdict, error) {
+	nodes := map[string]struct{}{}
+	for id := range plan.NodeUpdate {
+		nodes[id] = struct{}{}
+	}
+	for id := range plan.NodeAllocation {
+		nodes[id] = struct{}{}
+	}
+	ids := make([]string, 0, len(nodes))
+	for id := range nodes {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	verdicts := make([]Verdict, 0, len(ids))
+	for _, id := range ids {
+		reason, err := evaluateNode(st, plan, id)
+		if err != nil {
+			return nil, fmt.Errorf("evaluate node %s: %w", id, err)
+		}
+		verdicts = append(verdicts, Verdict{NodeID: id, Reason: reason})
+	}
+	return verdicts, nil
+}
+
+// evaluateNode returns why the plan's part for nodeID does not fit, or "".
+// Stops always fit; placements need a ready node with room for its
+// current allocations (less those the plan stops or replaces) plus the
+// placements, and healthy devices for instances newly taken.
+func evaluateNode(st State, plan *structs.Plan, nodeID string) (string, error) {
+	placements := plan.NodeAllocation[nodeID]
+	if len(placements) == 0 {
+		return "", nil
+	}
+	node, err := st.NodeByID(nil, nodeID)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case node == nil:
+		return "node does not exist", nil
+	case !node.Ready():
+		return fmt.Sprintf("node is not ready (status %s, eligibility %q, drain %t)",
+			node.Status, node.SchedulingEligibility, node.Drain), nil
+	}
+	existing, err := st.AllocsByNode(nil, nodeID)
+	if err != nil {
+		return "", err
+	}
+	replaced := map[string]bool{}
+	for _, a := range plan.NodeUpdate[nodeID] {
+		replaced[a.ID] = true
+	}
+	for _, a := range placements {
+		replaced[a.ID] = true
+	}
+	current := map[string]*structs.Allocation{}
+	proposed := make([]*structs.Allocation, 0, len(existing)+len(placements))
+	for _, a := range existing {
+		current[a.ID] = a
+		if !replaced[a.ID] && !a.TerminalStatus() {
+			proposed = append(proposed, a)
+		}
+	}
+	proposed = append(proposed, placements...)
+	if fit, dim := structs.AllocsFit(node, proposed); !fit {
+		return "does not fit: " + dim, nil
+	}
+	for _, a := range placements {
+		if problem := node.DeviceProblem(newlyTaken(current[a.ID], a)); problem != "" {
+			return fmt.Sprintf("alloc %s: %s", structs.ShortID(a.ID), problem), nil
+		}
+	}
+	return "", nil
+}
+
+// newlyTaken returns an allocation holding the device instances that
+// next holds and prev (the version in state, or nil) did not: only those
+// must be healthy, since an allocation may keep a GPU that failed under it.
+func newlyTaken(prev, next *structs.Allocation) *structs.Allocation {
+	if prev == nil || prev.TerminalStatus() {
+		return next
+	}
+	had := map[string]bool{}
+	for _, id := range prev.DeviceIDs() {
+		had[id] = true
+	}
+	var fresh []string
+	for _, id := range next.DeviceIDs() {
+		if !had[id] {
+			fresh = append(fresh, id)
+		}
+	}
+	return &structs.Allocation{
+		ID: next.ID,
+		AllocatedResources: &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{
+			"": {Devices: []*structs.AllocatedDeviceResource{{DeviceIDs: fresh}}},
+		}},
+	}
+}

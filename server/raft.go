@@ -1,0 +1,188 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Raft timings for a small cluster on a fast network: a lone server
+// elects itself in about a second.
+const (
+	raftHeartbeatTimeout   = 500 * time.Millisecond
+	raftElectionTimeout    = 500 * time.Millisecond
+	raftLeaderLeaseTimeout = 250 * time.Millisecond
+	raftCommitTimeout      = 20 * time.Millisecond
+	raftTransportTimeout   = 10 * time.Second
+	raftSnapshotsRetained  = 2
+)
+
+// raftLayer is the raft.StreamLayer of the RPC port: the RPC listener
+// hands it the connections whose first byte is structs.RPCTypeRaft, and
+// its Dial writes that byte before raft speaks.
+type raftLayer struct {
+	addr      net.Addr
+	connCh    chan net.Conn
+	closeOnce sync.Once
+	closeCh   chan struct{}
+}
+
+var _ raft.StreamLayer = (*raftLayer)(nil)
+
+func newRaftLayer(addr net.Addr) *raftLayer {
+	return &raftLayer{addr: addr, connCh: make(chan net.Conn), closeCh: make(chan struct{})}
+}
+
+// Handoff gives an accepted connection to raft; it blocks until raft
+// takes it or the layer closes (then the connection is closed).
+func (l *raftLayer) Handoff(conn net.Conn) {
+	select {
+	case l.connCh <- conn:
+	case <-l.closeCh:
+		_ = conn.Close()
+	}
+}
+
+// Accept implements net.Listener.
+func (l *raftLayer) Accept() (net.Conn, error) {
+	select {
+	case conn := <-l.connCh:
+		return conn, nil
+	case <-l.closeCh:
+		return nil, fmt.Errorf("raft layer: %w", net.ErrClosed)
+	}
+}
+
+// Close implements net.Listener; the RPC listener itself stays open.
+func (l *raftLayer) Close() error {
+	l.closeOnce.Do(func() { close(l.closeCh) })
+	return nil
+}
+
+// Addr implements net.Listener: the address peers reach this server at.
+func (l *raftLayer) Addr() net.Addr { return l.addr }
+
+// Dial implements raft.StreamLayer.
+func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.Dial("tcp", string(address))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write([]byte{structs.RPCTypeRaft}); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("dial raft %s: %w", address, err)
+	}
+	return conn, nil
+}
+
+// setupRaft opens the log and snapshot stores under DataDir/raft, creates
+// the transport on the raft layer, bootstraps a lone server's
+// configuration on first start, and starts raft.
+func (s *Server) setupRaft() error {
+	dir := filepath.Join(s.config.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create raft dir: %w", err)
+	}
+	id, err := serverID(s.config.DataDir)
+	if err != nil {
+		return err
+	}
+	s.raftStore, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		return fmt.Errorf("open raft log: %w", err)
+	}
+	logger := s.logger.Named("raft")
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, raftSnapshotsRetained, logger)
+	if err != nil {
+		return fmt.Errorf("open raft snapshots: %w", err)
+	}
+	s.raftTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: s.raftLayer, MaxPool: 3, Timeout: raftTransportTimeout, Logger: logger,
+	})
+
+	conf := raft.DefaultConfig()
+	conf.LocalID = raft.ServerID(id)
+	conf.Logger = logger
+	conf.HeartbeatTimeout = raftHeartbeatTimeout
+	conf.ElectionTimeout = raftElectionTimeout
+	conf.LeaderLeaseTimeout = raftLeaderLeaseTimeout
+	conf.CommitTimeout = raftCommitTimeout
+
+	if s.config.BootstrapExpect == 1 {
+		has, err := raft.HasExistingState(s.raftStore, s.raftStore, snaps)
+		if err != nil {
+			return fmt.Errorf("read raft state: %w", err)
+		}
+		if !has {
+			servers := raft.Configuration{Servers: []raft.Server{{
+				Suffrage: raft.Voter, ID: conf.LocalID, Address: s.raftTransport.LocalAddr(),
+			}}}
+			if err := raft.BootstrapCluster(conf, s.raftStore, s.raftStore, snaps, s.raftTransport, servers); err != nil {
+				return fmt.Errorf("bootstrap raft: %w", err)
+			}
+		}
+	}
+	s.raft, err = raft.NewRaft(conf, s.fsm, s.raftStore, s.raftStore, snaps, s.raftTransport)
+	if err != nil {
+		return fmt.Errorf("start raft: %w", err)
+	}
+	return nil
+}
+
+// serverID returns the server's stable Raft ID, created on first start.
+func serverID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "server-id")
+	buf, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if id := strings.TrimSpace(string(buf)); id != "" {
+			return id, nil
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("read server ID: %w", err)
+	}
+	id := structs.GenerateUUID()
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write server ID: %w", err)
+	}
+	return id, nil
+}
+
+// raftApply commits msg through Raft and returns its index once the FSM
+// applied it; an error the FSM returned is returned as is.
+func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
+	buf, err := structs.Encode(t, msg)
+	if err != nil {
+		return 0, err
+	}
+	future := s.raft.Apply(buf, raftApplyTimeout)
+	if err := future.Error(); err != nil {
+		switch {
+		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost):
+			return 0, fmt.Errorf("raft apply: %w (%v)", structs.ErrNotLeader, err)
+		case errors.Is(err, raft.ErrRaftShutdown):
+			return 0, fmt.Errorf("raft apply: %w", structs.ErrShuttingDown)
+		}
+		return 0, fmt.Errorf("raft apply: %w", err)
+	}
+	if resp, ok := future.Response().(error); ok && resp != nil {
+		return 0, resp
+	}
+	return future.Index(), nil
+}
+
+// applyFunc adapts a function to plan.Raft.
+type applyFunc func(t structs.MessageType, msg any) (uint64, error)
+
+func (f applyFunc) Apply(t structs.MessageType, msg any) (uint64, error) { return f(t, msg) }

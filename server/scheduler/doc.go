@@ -1,0 +1,14 @@
+// Package scheduler turns an evaluation into a plan: it reconciles a
+// job's allocations with what the job asks for, places what is missing on
+// nodes chosen by the feasible stages, submits the plan, and records the
+// outcome on the evaluation (with a blocked evaluation when something
+// could not be placed).
+//
+// It sees the cluster only through its own small State and Planner
+// interfaces: it reads a snapshot and proposes, and never writes state,
+// opens sockets, reads the wall clock (time is injected) or logs through
+// a global. The leader's plan applier decides what commits.
+//
+// Service and batch jobs are supported; system and sysbatch are not yet.
+// See README.md for the flow.
+package scheduler

@@ -1,0 +1,159 @@
+package scheduler
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Descriptions set on allocations the scheduler stops.
+const (
+	DescJobStopped   = "alloc not needed since job was stopped"
+	DescGroupRemoved = "alloc not needed since its task group was removed"
+	DescScaledDown   = "alloc not needed due to job scale down"
+	DescNodeLost     = "alloc is lost since its node is down"
+	DescUpdated      = "alloc is being replaced due to a job update"
+)
+
+// stop is an allocation the plan stops.
+type stop struct {
+	alloc        *structs.Allocation
+	desc         string
+	clientStatus string // "" keeps the client's
+}
+
+// placement is an allocation the plan must place.
+type placement struct {
+	group *structs.TaskGroup
+	name  string
+	index int
+}
+
+// reconciliation is the difference between what a job asks for and the
+// allocations it has.
+type reconciliation struct {
+	stops []stop
+	place []placement
+}
+
+// reconcile compares job (nil when purged) with its allocations and the
+// nodes they are on. It is pure.
+//
+// Per group, the allocations that count are the live ones (desired run,
+// not finished on the client) and, for batch jobs, those that completed:
+// a completed batch allocation is never rerun. Failed and lost ones do
+// not count, so their names are placed again. Live allocations on a down
+// or missing node are stopped as lost and replaced; those whose name index
+// is at or past Count (or duplicates a kept name) are stopped, highest
+// index first; those of an older job version whose group changed are
+// stopped and replaced. Missing name indexes in [0, Count) are placed,
+// lowest first.
+func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool) reconciliation {
+	var r reconciliation
+	byGroup := map[string][]*structs.Allocation{}
+	for _, a := range allocs {
+		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
+	}
+	if job.Stopped() {
+		for _, a := range allocs {
+			r.stopUnneeded(a, nodes, DescJobStopped)
+		}
+		return r
+	}
+	for _, name := range sortedKeys(byGroup) {
+		if job.LookupTaskGroup(name) != nil {
+			continue
+		}
+		for _, a := range byGroup[name] {
+			r.stopUnneeded(a, nodes, DescGroupRemoved)
+		}
+	}
+	for _, tg := range job.TaskGroups {
+		r.reconcileGroup(job, tg, byGroup[tg.Name], nodes, batch)
+	}
+	return r
+}
+
+// stopUnneeded stops a live allocation no longer wanted, as lost if its
+// node is gone.
+func (r *reconciliation) stopUnneeded(a *structs.Allocation, nodes map[string]*structs.Node, desc string) {
+	switch {
+	case !live(a):
+	case nodeLost(nodes[a.NodeID]):
+		r.stops = append(r.stops, stop{alloc: a, desc: desc, clientStatus: structs.AllocClientStatusLost})
+	default:
+		r.stops = append(r.stops, stop{alloc: a, desc: desc})
+	}
+}
+
+func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool) {
+	occupied := map[int]bool{}
+	var running []*structs.Allocation
+	for _, a := range allocs {
+		switch {
+		case batch && a.DesiredStatus == structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusComplete:
+			occupied[a.Index()] = true
+		case !live(a):
+		case nodeLost(nodes[a.NodeID]):
+			r.stops = append(r.stops, stop{alloc: a, desc: DescNodeLost, clientStatus: structs.AllocClientStatusLost})
+		default:
+			running = append(running, a)
+		}
+	}
+	// Oldest first within a name, so a duplicate loses to the original.
+	slices.SortFunc(running, func(x, y *structs.Allocation) int {
+		return cmp.Or(cmp.Compare(x.Index(), y.Index()), cmp.Compare(x.CreateIndex, y.CreateIndex), strings.Compare(x.ID, y.ID))
+	})
+	var extras []*structs.Allocation
+	var place []placement
+	for _, a := range running {
+		idx := a.Index()
+		if idx < 0 || idx >= tg.Count || occupied[idx] {
+			extras = append(extras, a)
+			continue
+		}
+		occupied[idx] = true
+		if outdated(a, job, tg) {
+			r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
+			place = append(place, placement{group: tg, name: a.Name, index: idx})
+		}
+	}
+	for i := len(extras) - 1; i >= 0; i-- {
+		r.stops = append(r.stops, stop{alloc: extras[i], desc: DescScaledDown})
+	}
+	for i := range tg.Count {
+		if !occupied[i] {
+			place = append(place, placement{group: tg, name: structs.AllocName(job.ID, tg.Name, i), index: i})
+		}
+	}
+	slices.SortFunc(place, func(x, y placement) int { return cmp.Compare(x.index, y.index) })
+	r.place = append(r.place, place...)
+}
+
+// live reports whether the allocation is meant to run and has not
+// finished: it holds resources and counts towards its group.
+func live(a *structs.Allocation) bool {
+	return a.DesiredStatus == structs.AllocDesiredStatusRun && !a.ClientTerminalStatus()
+}
+
+func nodeLost(n *structs.Node) bool { return n == nil || n.TerminalStatus() }
+
+// outdated reports whether a was placed for an older version of job whose
+// group spec differs from tg, so it must be replaced.
+func outdated(a *structs.Allocation, job *structs.Job, tg *structs.TaskGroup) bool {
+	if a.Job == nil || a.Job.JobModifyIndex >= job.JobModifyIndex {
+		return false
+	}
+	return !groupSpecEqual(a.Job.LookupTaskGroup(tg.Name), tg)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,191 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// State is the read-only view of the cluster a scheduler works from. It is
+// satisfied by *state.StateSnapshot. Returned objects must not be mutated.
+type State interface {
+	Nodes(ws memdb.WatchSet) ([]*structs.Node, error)
+	NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
+	JobByID(ws memdb.WatchSet, namespace, id string) (*structs.Job, error)
+	AllocsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Allocation, error)
+	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
+	LatestIndex() (uint64, error)
+}
+
+// Planner is where a scheduler's decisions go.
+type Planner interface {
+	// SubmitPlan commits through the leader's plan applier. If
+	// result.RefreshIndex != 0, the returned State is a fresh snapshot at
+	// >= that index to retry with.
+	SubmitPlan(plan *structs.Plan) (*structs.PlanResult, State, error)
+	UpdateEval(eval *structs.Evaluation) error
+	// CreateEval creates an evaluation, e.g. a blocked one.
+	CreateEval(eval *structs.Evaluation) error
+	// ReblockEval returns a blocked evaluation that still does not fit to
+	// the blocked set.
+	ReblockEval(eval *structs.Evaluation) error
+}
+
+// Scheduler processes evaluations of one job type.
+type Scheduler interface {
+	// Process reconciles the evaluation's job and submits the plan. An
+	// error means the evaluation should be retried (nacked); placements
+	// that do not fit are not errors but a blocked evaluation.
+	Process(eval *structs.Evaluation) error
+}
+
+// Errors returned by New.
+var (
+	ErrNotSupported = errors.New("not supported yet")
+	ErrUnknownType  = errors.New("unknown job type")
+)
+
+// maxPlanAttempts bounds how often one evaluation resubmits after partial
+// commits before it is marked failed.
+const maxPlanAttempts = 5
+
+// Option configures a scheduler.
+type Option func(*config)
+
+type config struct {
+	now func() time.Time
+}
+
+// WithNow sets the clock used for allocation and evaluation timestamps and
+// placement timings (time.Now by default).
+func WithNow(now func() time.Time) Option {
+	return func(c *config) { c.now = now }
+}
+
+// New returns the scheduler for jobType ("service" or "batch"). A nil
+// logger logs nowhere.
+func New(jobType string, logger hclog.Logger, state State, planner Planner, opts ...Option) (Scheduler, error) {
+	switch jobType {
+	case structs.JobTypeService, structs.JobTypeBatch:
+	case structs.JobTypeSystem, structs.JobTypeSysBatch:
+		return nil, fmt.Errorf("system/sysbatch: %w", ErrNotSupported)
+	default:
+		return nil, fmt.Errorf("job type %q: %w", jobType, ErrUnknownType)
+	}
+	cfg := config{now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return &GenericScheduler{
+		logger:  logger.Named("scheduler").With("type", jobType),
+		state:   state,
+		planner: planner,
+		batch:   jobType == structs.JobTypeBatch,
+		now:     cfg.now,
+	}, nil
+}
+
+// GenericScheduler schedules service and batch jobs: every group runs
+// Count allocations on nodes chosen by bin-packing. Batch allocations that
+// completed are done and count towards Count.
+type GenericScheduler struct {
+	logger  hclog.Logger
+	state   State
+	planner Planner
+	batch   bool
+	now     func() time.Time
+}
+
+// outcome is what one attempt at an evaluation produced.
+type outcome struct {
+	snapshotIndex uint64
+	failed        map[string]*structs.AllocMetric // per group, nil when all placed
+	queued        map[string]int
+	committed     bool // the plan was empty or fully committed
+}
+
+// Process implements Scheduler.
+func (s *GenericScheduler) Process(eval *structs.Evaluation) error {
+	logger := s.logger.With("eval_id", eval.ID, "job_id", eval.JobID)
+	var out *outcome
+	for attempt := 1; attempt <= maxPlanAttempts; attempt++ {
+		var err error
+		out, err = s.attempt(eval)
+		if err != nil {
+			return fmt.Errorf("process eval %s: %w", eval.ID, err)
+		}
+		if out.committed {
+			return s.finish(eval, out)
+		}
+		logger.Debug("plan partly committed, retrying with fresher state", "attempt", attempt)
+	}
+	logger.Warn("plan not committed", "attempts", maxPlanAttempts)
+	return s.fail(eval, out, fmt.Sprintf("maximum plan attempts reached (%d)", maxPlanAttempts))
+}
+
+// attempt reconciles the job against the current state, places what is
+// missing, and submits the plan.
+func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
+	index, err := s.state.LatestIndex()
+	if err != nil {
+		return nil, fmt.Errorf("read index: %w", err)
+	}
+	job, err := s.state.JobByID(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("read job: %w", err)
+	}
+	allocs, err := s.state.AllocsByJob(nil, eval.Namespace, eval.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("read allocs: %w", err)
+	}
+	nodes, err := s.state.Nodes(nil)
+	if err != nil {
+		return nil, fmt.Errorf("read nodes: %w", err)
+	}
+
+	rec := reconcile(job, allocs, nodesByID(nodes), s.batch)
+	plan := &structs.Plan{EvalID: eval.ID, Priority: eval.Priority, Job: job, SnapshotIndex: index}
+	if job != nil {
+		plan.Priority = job.Priority
+	}
+	for _, st := range rec.stops {
+		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
+	}
+	out := &outcome{snapshotIndex: index}
+	p := newPlacer(s.state, plan, eval, s.now)
+	if out.failed, out.queued, err = p.placeAll(job, nodes, rec.place); err != nil {
+		return nil, err
+	}
+	if plan.IsNoOp() {
+		out.committed = true
+		return out, nil
+	}
+	result, fresh, err := s.planner.SubmitPlan(plan)
+	if err != nil {
+		return nil, fmt.Errorf("submit plan: %w", err)
+	}
+	if result != nil && result.RefreshIndex != 0 {
+		if fresh != nil {
+			s.state = fresh
+		}
+		return out, nil
+	}
+	out.committed = true
+	return out, nil
+}
+
+func nodesByID(nodes []*structs.Node) map[string]*structs.Node {
+	m := make(map[string]*structs.Node, len(nodes))
+	for _, n := range nodes {
+		m[n.ID] = n
+	}
+	return m
+}

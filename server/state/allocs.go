@@ -1,0 +1,172 @@
+package state
+
+import (
+	"fmt"
+
+	memdb "github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// UpsertAllocs writes plan results (placements and stops) at index. An
+// existing allocation keeps its CreateIndex and the fields its client owns
+// (ClientStatus, ClientDescription, TaskStates), unless the incoming one
+// marks it lost. An allocation without a Job gets the one it had, or else
+// the job in state. The jobs' statuses are refreshed.
+func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
+	return s.write(func(txn *memdb.Txn) error {
+		touched := map[jobKey]struct{}{}
+		for _, alloc := range allocs {
+			if err := upsertAllocTxn(txn, index, alloc); err != nil {
+				return err
+			}
+			touched[jobKey{namespaceOf(alloc.Namespace), alloc.JobID}] = struct{}{}
+		}
+		if len(allocs) > 0 {
+			if err := setIndex(txn, TableAllocs, index); err != nil {
+				return err
+			}
+		}
+		return refreshJobStatuses(txn, index, touched)
+	})
+}
+
+func upsertAllocTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation) error {
+	if alloc == nil || alloc.ID == "" {
+		return fmt.Errorf("upsert alloc: missing ID: %w", structs.ErrInvalid)
+	}
+	existing, err := first[*structs.Allocation](nil, txn, TableAllocs, indexID, alloc.ID)
+	if err != nil {
+		return err
+	}
+	a := alloc.Copy()
+	a.Namespace = namespaceOf(a.Namespace)
+	a.CreateIndex = index
+	if existing != nil {
+		a.CreateIndex = existing.CreateIndex
+		if a.ClientStatus != structs.AllocClientStatusLost {
+			a.ClientStatus = existing.ClientStatus
+			a.ClientDescription = existing.ClientDescription
+			a.TaskStates = existing.TaskStates // immutable, safe to share
+		}
+		if a.Job == nil {
+			a.Job = existing.Job
+		}
+	}
+	if a.ClientStatus == "" {
+		a.ClientStatus = structs.AllocClientStatusPending
+	}
+	if a.Job == nil {
+		if a.Job, err = first[*structs.Job](nil, txn, TableJobs, indexID, a.Namespace, a.JobID); err != nil {
+			return err
+		}
+	}
+	a.ModifyIndex = index
+	a.AllocModifyIndex = index
+	if err := txn.Insert(TableAllocs, a); err != nil {
+		return fmt.Errorf("upsert alloc %q: %w", a.ID, err)
+	}
+	return nil
+}
+
+// UpdateAllocsFromClient merges what a client reports (ClientStatus,
+// ClientDescription, TaskStates, ModifyTime) into the allocations at
+// index. Allocations not in state are ignored.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+	return s.write(func(txn *memdb.Txn) error {
+		touched := map[jobKey]struct{}{}
+		for _, update := range allocs {
+			existing, err := first[*structs.Allocation](nil, txn, TableAllocs, indexID, update.ID)
+			if err != nil {
+				return err
+			}
+			if existing == nil {
+				continue
+			}
+			a := mergeClientUpdate(existing, update)
+			a.ModifyIndex = index
+			if err := txn.Insert(TableAllocs, a); err != nil {
+				return fmt.Errorf("update alloc %q: %w", a.ID, err)
+			}
+			touched[jobKey{a.Namespace, a.JobID}] = struct{}{}
+		}
+		if len(touched) > 0 {
+			if err := setIndex(txn, TableAllocs, index); err != nil {
+				return err
+			}
+		}
+		return refreshJobStatuses(txn, index, touched)
+	})
+}
+
+// mergeClientUpdate returns a copy of existing with what the client
+// reported. A field the client left empty keeps its value.
+func mergeClientUpdate(existing, update *structs.Allocation) *structs.Allocation {
+	a := existing.Copy()
+	if update.ClientStatus != "" {
+		a.ClientStatus = update.ClientStatus
+		a.ClientDescription = update.ClientDescription
+	}
+	if update.TaskStates != nil {
+		a.TaskStates = make(map[string]*structs.TaskState, len(update.TaskStates))
+		for name, ts := range update.TaskStates {
+			a.TaskStates[name] = ts.Copy()
+		}
+	}
+	if update.ModifyTime != 0 {
+		a.ModifyTime = update.ModifyTime
+	}
+	return a
+}
+
+// AllocByID returns the allocation with id, or nil.
+func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error) {
+	return first[*structs.Allocation](ws, s.db.Txn(false), TableAllocs, indexID, id)
+}
+
+// Allocs returns the allocations of namespace ("" or "*" for all), sorted
+// by ID.
+func (s *StateStore) Allocs(ws memdb.WatchSet, namespace string) ([]*structs.Allocation, error) {
+	return s.AllocsByIDPrefix(ws, namespace, "")
+}
+
+// AllocsByIDPrefix returns the allocations of namespace ("" or "*" for
+// all) whose ID starts with prefix, sorted by ID.
+func (s *StateStore) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) ([]*structs.Allocation, error) {
+	iter, err := s.db.Txn(false).Get(TableAllocs, indexID+"_prefix", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list allocs: %w", err)
+	}
+	keep := func(a *structs.Allocation) bool { return inNamespace(namespace, a.Namespace) }
+	return collect(ws, iter, keep, compareAllocs), nil
+}
+
+// AllocsByJob returns the job's allocations, terminal ones included,
+// sorted by ID.
+func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Allocation, error) {
+	return s.allocsBy(ws, indexJob, namespaceOf(namespace), jobID)
+}
+
+// AllocsByNode returns the node's allocations, terminal ones included,
+// sorted by ID.
+func (s *StateStore) AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error) {
+	return s.allocsBy(ws, indexNode, nodeID)
+}
+
+// AllocsByEval returns the allocations an evaluation created or updated,
+// sorted by ID.
+func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
+	return s.allocsBy(ws, indexEval, evalID)
+}
+
+func (s *StateStore) allocsBy(ws memdb.WatchSet, index string, args ...any) ([]*structs.Allocation, error) {
+	iter, err := s.db.Txn(false).Get(TableAllocs, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("allocs by %s: %w", index, err)
+	}
+	return collect(ws, iter, nil, compareAllocs), nil
+}
+
+func compareAllocs(a, b *structs.Allocation) int {
+	return byIDThenNamespace(a.ID, a.Namespace, b.ID, b.Namespace)
+}
