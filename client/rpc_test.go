@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"net"
-	"net/rpc"
 	"strings"
 	"testing"
 	"time"
