@@ -97,13 +97,6 @@ func (h *heartbeats) drain() []string {
 	return out
 }
 
-// count returns how many nodes have a running timer.
-func (h *heartbeats) count() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.timers)
-}
-
 // initializeHeartbeats gives every ready node the failover TTL, so that
 // clients have time to find the new leader.
 func (s *Server) initializeHeartbeats() error {

@@ -242,5 +242,3 @@ func decodeBody(r *http.Request, out any) error {
 	}
 	return nil
 }
-
-func namespaceMatch(want, got string) bool { return want == "*" || want == "" || want == got }
