@@ -107,6 +107,6 @@ func gpuFailure() map[string]*structs.AllocMetric {
 	return map[string]*structs.AllocMetric{"train": {
 		NodesEvaluated: 2, NodesFiltered: 1, NodesExhausted: 1, CoalescedFailures: 1,
 		ConstraintFiltered: map[string]int{"${device.attr.memory} >= 100 GiB": 1},
-		DimensionExhausted: map[string]int{"devices: nvidia/gpu: 2 free, need 5": 1},
+		DimensionExhausted: map[string]int{"devices: nvidia/gpu: 2 of 8 free, need 5": 1},
 	}}
 }

@@ -100,7 +100,7 @@ func TestPlacementFailures(t *testing.T) {
 			want: []string{
 				`Task Group "train" (failed to place 2 allocations):`,
 				"  * Constraint `${device.attr.memory} >= 100 GiB` filtered 1 node",
-				"  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 free, need 5",
+				"  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 of 8 free, need 5",
 			},
 		},
 		{
@@ -139,21 +139,24 @@ func TestPlacementFailures(t *testing.T) {
 	}
 }
 
-func TestWaitsForGPUs(t *testing.T) {
+func TestGPUWait(t *testing.T) {
 	tests := []struct {
-		name   string
-		failed map[string]*structs.AllocMetric
-		want   bool
+		name        string
+		failed      map[string]*structs.AllocMetric
+		busy, short bool
 	}{
-		{"device dimension", map[string]*structs.AllocMetric{"g": {DimensionExhausted: map[string]int{"devices: nvidia/gpu: 0 free, need 2": 1}}}, true},
-		{"device constraint", map[string]*structs.AllocMetric{"g": {ConstraintFiltered: map[string]int{"${device.model} = A100": 1}}}, true},
-		{"memory only", map[string]*structs.AllocMetric{"g": {DimensionExhausted: map[string]int{"memory": 1}}}, false},
-		{"nil metric", map[string]*structs.AllocMetric{"g": nil}, false},
+		{"GPUs held", map[string]*structs.AllocMetric{"g": {DimensionExhausted: map[string]int{"devices: nvidia/gpu: 0 of 4 free, need 2": 1}}}, true, false},
+		{"too few on every node", map[string]*structs.AllocMetric{"g": {DimensionExhausted: map[string]int{"devices: nvidia/gpu: node has 4 matching, need 5": 2}}}, false, true},
+		{"both", map[string]*structs.AllocMetric{"g": {DimensionExhausted: map[string]int{"devices: nvidia/gpu: node has 4 matching, need 8": 1, "devices: nvidia/gpu: 2 of 8 free, need 8": 1}}}, true, true},
+		{"device constraint", map[string]*structs.AllocMetric{"g": {ConstraintFiltered: map[string]int{"${device.model} = A100": 1}}}, false, true},
+		{"memory only", map[string]*structs.AllocMetric{"g": {DimensionExhausted: map[string]int{"memory": 1}}}, false, false},
+		{"nil metric", map[string]*structs.AllocMetric{"g": nil}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := waitsForGPUs(tt.failed); got != tt.want {
-				t.Errorf("waitsForGPUs = %v, want %v", got, tt.want)
+			busy, short := gpuWait(tt.failed)
+			if busy != tt.busy || short != tt.short {
+				t.Errorf("gpuWait = (%v, %v), want (%v, %v)", busy, short, tt.busy, tt.short)
 			}
 		})
 	}

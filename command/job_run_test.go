@@ -71,7 +71,7 @@ func TestJobRunNotPlaced(t *testing.T) {
 	for _, want := range []string{
 		`Task Group "train" (failed to place 2 allocations):`,
 		"* Constraint `${device.attr.memory} >= 100 GiB` filtered 1 node",
-		"* Resources exhausted on 1 node: devices: nvidia/gpu: 2 free, need 5",
+		"* Resources exhausted on 1 node: devices: nvidia/gpu: 2 of 8 free, need 5",
 		`Evaluation "b10cb10c" waiting for additional capacity to place remainder`,
 		"waiting for GPUs",
 	} {

@@ -12,7 +12,7 @@ import (
 //
 //	Task Group "train" (failed to place 1 allocation):
 //	  * Constraint `${device.attr.memory} >= 100 GiB` filtered 2 nodes
-//	  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 free, need 5
+//	  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 of 8 free, need 5
 func placementFailures(failed map[string]*structs.AllocMetric) []string {
 	var lines []string
 	for _, group := range sortedKeys(failed) {
@@ -62,25 +62,31 @@ func metricReasons(m *structs.AllocMetric) []string {
 	return out
 }
 
-// waitsForGPUs reports whether GPUs are among the reasons placements
-// failed: a device dimension ran out, or a device constraint filtered nodes.
-func waitsForGPUs(failed map[string]*structs.AllocMetric) bool {
+// gpuWait tells what GPU shortage, if any, keeps placements from
+// happening: busy is true when some node has enough matching GPUs that
+// are held for now; short is true when GPUs are a reason but no node has
+// enough matching ones (or a device constraint filtered nodes).
+func gpuWait(failed map[string]*structs.AllocMetric) (busy, short bool) {
 	for _, m := range failed {
 		if m == nil {
 			continue
 		}
 		for dim := range m.DimensionExhausted {
-			if mentionsGPU(dim) {
-				return true
+			switch {
+			case !mentionsGPU(dim):
+			case strings.Contains(dim, "node has"):
+				short = true
+			default:
+				busy = true
 			}
 		}
 		for c := range m.ConstraintFiltered {
 			if mentionsGPU(c) {
-				return true
+				short = true
 			}
 		}
 	}
-	return false
+	return busy, short
 }
 
 func mentionsGPU(s string) bool {
@@ -92,8 +98,11 @@ func mentionsGPU(s string) bool {
 // when capacity (GPUs, when they are the reason) frees up.
 func blockedNote(blockedEvalID string, failed map[string]*structs.AllocMetric, verbose bool) []string {
 	lines := []string{fmt.Sprintf("Evaluation %q waiting for additional capacity to place remainder", shortID(blockedEvalID, verbose))}
-	if waitsForGPUs(failed) {
+	switch busy, short := gpuWait(failed); {
+	case busy:
 		lines = append(lines, "The job is waiting for GPUs: it will be placed when a node has enough matching GPUs free.")
+	case short:
+		lines = append(lines, "No ready node has enough GPUs that match the request: the job waits until one joins; check the device count and constraints.")
 	}
 	return lines
 }

@@ -111,7 +111,7 @@ func TestGPUJobsShareNodeWithDisjointGPUsThenBlock(t *testing.T) {
 	if m == nil {
 		t.Fatalf("failed allocs: got %v, want the group", e.FailedTGAllocs)
 	}
-	want := "devices: nvidia/gpu: 0 free, need 2"
+	want := "devices: nvidia/gpu: 0 of 4 free, need 2"
 	if m.NodesExhausted != 1 || m.DimensionExhausted[want] != 1 {
 		t.Errorf("metric: got exhausted %d %v, want 1 for %q", m.NodesExhausted, m.DimensionExhausted, want)
 	}
@@ -176,7 +176,7 @@ func TestTooManyGPUsNeverPlaced(t *testing.T) {
 		t.Fatalf("allocs: got %d, want none", n)
 	}
 	m := lastUpdate(t, h).FailedTGAllocs[schedtest.GPUGroup]
-	want := "devices: nvidia/gpu: 4 free, need 5"
+	want := "devices: nvidia/gpu: node has 4 matching, need 5"
 	if m == nil || m.DimensionExhausted[want] != 2 || m.NodesEvaluated != 2 {
 		t.Fatalf("metric: got %+v, want both nodes exhausted with %q", m, want)
 	}
@@ -274,7 +274,7 @@ func TestUnhealthyGPUNeverChosen(t *testing.T) {
 	if n := len(h.LiveAllocs(ns, "more")); n != 0 {
 		t.Fatalf("more: got %d allocs, want none (only unhealthy GPUs left)", n)
 	}
-	want := "devices: nvidia/gpu: 0 free, need 1"
+	want := "devices: nvidia/gpu: 0 of 4 free, need 1"
 	if m := lastUpdate(t, h).FailedTGAllocs[schedtest.GPUGroup]; m == nil || m.DimensionExhausted[want] != 1 {
 		t.Errorf("metric: got %+v, want %q", m, want)
 	}

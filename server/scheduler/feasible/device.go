@@ -130,7 +130,8 @@ func (m *deviceMatcher) failedConstraint(cs []*structs.Constraint, g *structs.No
 // instances of several matching groups; which ones is TopologyPicker's
 // choice. It records the choice on the candidate; when too few are free
 // the node is exhausted, with a dimension such as
-// "devices: nvidia/gpu: 2 free, need 5".
+// "devices: nvidia/gpu: 1 of 4 free, need 2", or "devices: nvidia/gpu:
+// node has 4 matching, need 5" when the node could never hold the request.
 type DeviceFit struct {
 	devices *deviceMatcher
 	picker  *TopologyPicker
@@ -153,7 +154,11 @@ func (f *DeviceFit) Fit(c *Candidate) (bool, string) {
 			}
 		}
 		if len(free) < need {
-			return false, fmt.Sprintf("devices: %s: %d free, need %d", a.req.Name, len(free), need)
+			if total := len(nd.perAsk[i]); total < need {
+				// Never fits here, whatever ends: say so apart from "busy".
+				return false, fmt.Sprintf("devices: %s: node has %d matching, need %d", a.req.Name, total, need)
+			}
+			return false, fmt.Sprintf("devices: %s: %d of %d free, need %d", a.req.Name, len(free), len(nd.perAsk[i]), need)
 		}
 		chosen := f.picker.Pick(free, need, a.req.Topology, nd.linkMatrix())
 		if chosen == nil {

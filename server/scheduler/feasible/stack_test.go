@@ -156,7 +156,7 @@ func TestDeviceFitAcrossGroups(t *testing.T) {
 			name:    "held instances are not free",
 			req:     &structs.RequestedDevice{Name: "nvidia/gpu", Count: 3},
 			held:    []string{"a-0", "b-1"},
-			exhaust: "devices: nvidia/gpu: 2 free, need 3",
+			exhaust: "devices: nvidia/gpu: 2 of 4 free, need 3",
 		},
 	}
 	for _, tt := range tests {
@@ -216,7 +216,7 @@ func TestStackSelectMetrics(t *testing.T) {
 	if fmt.Sprint(m.ConstraintFiltered) != fmt.Sprint(wantFiltered) {
 		t.Errorf("filtered: got %v, want %v", m.ConstraintFiltered, wantFiltered)
 	}
-	if m.DimensionExhausted["devices: nvidia/gpu: 1 free, need 2"] != 1 {
+	if m.DimensionExhausted["devices: nvidia/gpu: 1 of 4 free, need 2"] != 1 {
 		t.Errorf("exhausted: got %v", m.DimensionExhausted)
 	}
 	if m.NodesAvailable["dc1"] != 2 || m.NodesAvailable["dc2"] != 1 {
