@@ -109,7 +109,7 @@ func (a *Agent) startServer() error {
 		BootstrapExpect: max(a.config.Server.BootstrapExpect, 1),
 		NumSchedulers:   a.config.Server.NumSchedulers,
 		HeartbeatTTL:    ttl,
-		Logger:          a.logger.Named("server"),
+		Logger:          a.logger, // the server names its own logger
 	})
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
