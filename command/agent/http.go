@@ -91,9 +91,26 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/status/peers", h.wrap(h.statusPeers))
 	m.HandleFunc("GET /v1/agent/self", h.wrap(h.agentSelf))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", h.logs)
-	m.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeError(w, r, errorf(http.StatusNotFound, "no such API: %s %s", r.Method, r.URL.Path))
-	})
+	m.HandleFunc("/v1/", h.unknownRoute)
+}
+
+// unknownRoute answers 405 when the path exists for other methods, else
+// 404, with a message either way.
+func (h *httpAPI) unknownRoute(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := h.mux.Handler(probe); pattern != "/v1/" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		h.writeError(w, r, errorf(http.StatusMethodNotAllowed, "%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed, ", ")))
+		return
+	}
+	h.writeError(w, r, errorf(http.StatusNotFound, "no such API: %s %s", r.Method, r.URL.Path))
 }
 
 // handlerFunc answers a request with a value to encode as JSON.
@@ -184,7 +201,8 @@ func parseQuery(r *http.Request) (structs.QueryOptions, error) {
 }
 
 // readFn reads from state and returns the value and the index it reflects.
-type readFn func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error)
+// o is the request's parsed query options.
+type readFn func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error)
 
 // blockingRead runs fn as a blocking query per the request's index/wait
 // and sets the X-Nomad-* headers.
@@ -201,7 +219,7 @@ func (h *httpAPI) blockingRead(w http.ResponseWriter, r *http.Request, fn readFn
 	defer cancel()
 	var out any
 	index, err := st.BlockingQuery(ctx, o.MinQueryIndex, func(ws memdb.WatchSet, s *state.StateStore) (uint64, error) {
-		v, idx, err := fn(ws, s)
+		v, idx, err := fn(ws, s, o)
 		out = v
 		return idx, err
 	})
@@ -216,6 +234,19 @@ func (h *httpAPI) setMeta(w http.ResponseWriter, index uint64) {
 	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
 	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(h.b.Leader() != ""))
 	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(h.b.LastContact().Milliseconds(), 10))
+}
+
+// newestIndex returns the highest ModifyIndex of objs, or the table's
+// index when there are none, for reads of a filtered list.
+func newestIndex[T any](s *state.StateStore, table string, objs []T, modifyIndex func(T) uint64) (uint64, error) {
+	var idx uint64
+	for _, o := range objs {
+		idx = max(idx, modifyIndex(o))
+	}
+	if idx > 0 {
+		return idx, nil
+	}
+	return tableIndex(s, table)
 }
 
 // tableIndex returns the highest index of the tables, for list reads.

@@ -13,11 +13,7 @@ import (
 )
 
 func (h *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		jobs, err := s.JobsByIDPrefix(ws, o.Namespace, o.Prefix)
 		if err != nil {
 			return nil, 0, err
@@ -117,12 +113,8 @@ func (h *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 func (h *httpAPI) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		job, err := s.JobByID(ws, o.Namespace, id)
 		if err != nil {
 			return nil, 0, err
@@ -153,61 +145,39 @@ func (h *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, er
 }
 
 func (h *httpAPI) jobAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		allocs, err := s.AllocsByJob(ws, o.Namespace, id)
 		if err != nil {
 			return nil, 0, err
 		}
 		out := make([]*structs.AllocListStub, 0, len(allocs))
-		var idx uint64
 		for _, a := range allocs {
 			out = append(out, a.Stub())
-			idx = max(idx, a.ModifyIndex)
 		}
-		if idx == 0 {
-			idx, err = tableIndex(s, "allocs")
-		}
+		idx, err := newestIndex(s, "allocs", allocs, func(a *structs.Allocation) uint64 { return a.ModifyIndex })
 		return out, idx, err
 	})
 }
 
 func (h *httpAPI) jobEvals(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		evals, err := s.EvalsByJob(ws, o.Namespace, id)
 		if err != nil {
 			return nil, 0, err
 		}
-		var idx uint64
-		for _, e := range evals {
-			idx = max(idx, e.ModifyIndex)
-		}
-		if idx == 0 {
-			idx, err = tableIndex(s, "evals")
-		}
 		if evals == nil {
 			evals = []*structs.Evaluation{}
 		}
+		idx, err := newestIndex(s, "evals", evals, func(e *structs.Evaluation) uint64 { return e.ModifyIndex })
 		return evals, idx, err
 	})
 }
 
 func (h *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		job, err := s.JobByID(ws, o.Namespace, id)
 		if err != nil {
 			return nil, 0, err

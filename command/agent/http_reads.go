@@ -33,11 +33,7 @@ func resolve[T any](kind, id string, byID func(string) (*T, error), byPrefix fun
 }
 
 func (h *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		allocs, err := s.AllocsByIDPrefix(ws, o.Namespace, o.Prefix)
 		if err != nil {
 			return nil, 0, err
@@ -53,7 +49,7 @@ func (h *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error
 
 func (h *httpAPI) allocRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		a, err := resolve("allocation", id,
 			func(id string) (*structs.Allocation, error) { return s.AllocByID(ws, id) },
 			func(p string) ([]*structs.Allocation, error) { return s.AllocsByIDPrefix(ws, "*", p) },
@@ -66,11 +62,7 @@ func (h *httpAPI) allocRead(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 func (h *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		evals, err := s.EvalsByIDPrefix(ws, o.Namespace, o.Prefix)
 		if err != nil {
 			return nil, 0, err
@@ -92,7 +84,7 @@ func (h *httpAPI) lookupEval(ws memdb.WatchSet, s *state.StateStore, id string) 
 
 func (h *httpAPI) evalRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		e, err := h.lookupEval(ws, s, id)
 		if err != nil {
 			return nil, 0, err
@@ -103,7 +95,7 @@ func (h *httpAPI) evalRead(w http.ResponseWriter, r *http.Request) (any, error) 
 
 func (h *httpAPI) evalAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		e, err := h.lookupEval(ws, s, id)
 		if err != nil {
 			return nil, 0, err
@@ -122,11 +114,7 @@ func (h *httpAPI) evalAllocs(w http.ResponseWriter, r *http.Request) (any, error
 }
 
 func (h *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error) {
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		nodes, err := s.NodesByIDPrefix(ws, o.Prefix)
 		if err != nil {
 			return nil, 0, err
@@ -149,7 +137,7 @@ func (h *httpAPI) lookupNode(ws memdb.WatchSet, s *state.StateStore, id string) 
 
 func (h *httpAPI) nodeRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		n, err := h.lookupNode(ws, s, id)
 		if err != nil {
 			return nil, 0, err
@@ -162,7 +150,7 @@ func (h *httpAPI) nodeRead(w http.ResponseWriter, r *http.Request) (any, error) 
 
 func (h *httpAPI) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
 	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore) (any, uint64, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
 		n, err := h.lookupNode(ws, s, id)
 		if err != nil {
 			return nil, 0, err

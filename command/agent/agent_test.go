@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newTestAgent starts an in-process dev agent on loopback ports chosen by
+// the kernel.
+func newTestAgent(t *testing.T) (*Agent, string) {
+	t.Helper()
+	cfg := DevConfig()
+	cfg.Ports = &PortsConfig{HTTP: 0, RPC: 0, Serf: 0}
+	cfg.DataDir = t.TempDir()
+	cfg.LogLevel = "WARN"
+	cfg.DevGPUs = 2
+	a, err := NewAgent(cfg, io.Discard)
+	if err != nil {
+		t.Fatalf("start agent: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.Shutdown(); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	base := "http://" + a.HTTPAddr()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(base + "/v1/nodes")
+		if err == nil {
+			var nodes []map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&nodes)
+			resp.Body.Close()
+			if len(nodes) == 1 && nodes[0]["Status"] == "ready" {
+				return a, base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agent has no ready node after 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+const blockingJob = `{"Job": {"ID": "sleepy", "Type": "batch", "Datacenters": ["dc1"],
+  "TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "raw_exec",
+    "Config": {"command": "/bin/true"}}]}]}}`
+
+// TestBlockingQuery checks that a read with ?index= waits for a change and
+// answers the X-Nomad-* headers Nomad clients need.
+func TestBlockingQuery(t *testing.T) {
+	_, base := newTestAgent(t)
+
+	resp, err := http.Get(base + "/v1/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, h := range []string{"X-Nomad-Index", "X-Nomad-KnownLeader", "X-Nomad-LastContact"} {
+		if resp.Header.Get(h) == "" {
+			t.Errorf("GET /v1/jobs: missing header %s", h)
+		}
+	}
+	if got := resp.Header.Get("X-Nomad-KnownLeader"); got != "true" {
+		t.Errorf("X-Nomad-KnownLeader: got %q, want true", got)
+	}
+	index, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
+	if err != nil || index == 0 {
+		t.Fatalf("X-Nomad-Index: got %q", resp.Header.Get("X-Nomad-Index"))
+	}
+
+	// A blocking read at the current index with a short wait times out
+	// with the same index and an empty list.
+	start := time.Now()
+	resp, err = http.Get(base + "/v1/jobs?index=" + strconv.FormatUint(index, 10) + "&wait=300ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if waited := time.Since(start); waited < 250*time.Millisecond {
+		t.Errorf("blocking read returned after %v, want it to wait about 300ms", waited)
+	}
+	if strings.TrimSpace(string(body)) != "[]" {
+		t.Errorf("timed-out read: got %s, want []", body)
+	}
+
+	// A blocking read wakes when a job is registered.
+	type result struct {
+		body  string
+		index string
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.Get(base + "/v1/jobs?index=" + strconv.FormatUint(index, 10) + "&wait=20s")
+		if err != nil {
+			done <- result{body: err.Error()}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- result{body: string(b), index: resp.Header.Get("X-Nomad-Index")}
+	}()
+	time.Sleep(100 * time.Millisecond) // let the read start blocking
+	req, _ := http.NewRequest(http.MethodPut, base+"/v1/jobs", bytes.NewBufferString(blockingJob))
+	put, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put.Body.Close()
+	if put.StatusCode != 200 {
+		t.Fatalf("register: status %d", put.StatusCode)
+	}
+	select {
+	case r := <-done:
+		if !strings.Contains(r.body, `"ID":"sleepy"`) {
+			t.Errorf("woken read: got %s, want the new job", r.body)
+		}
+		if got, _ := strconv.ParseUint(r.index, 10, 64); got <= index {
+			t.Errorf("woken read index: got %s, want > %d", r.index, index)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocking read did not wake within 10s of a registration")
+	}
+}
+
+func TestUnknownIDsAndMethods(t *testing.T) {
+	_, base := newTestAgent(t)
+	tests := []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/v1/job/nope", 404},
+		{"GET", "/v1/job/nope/summary", 404},
+		{"GET", "/v1/allocation/nope", 404},
+		{"GET", "/v1/client/fs/logs/nope?task=t", 404},
+		{"GET", "/v1/client/fs/logs/x?type=stdin", 400},
+		{"PATCH", "/v1/jobs", 405},
+		{"POST", "/v1/nodes", 405},
+		{"GET", "/v1/nothing-here", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, base+tt.path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("got %d (%s), want %d", resp.StatusCode, body, tt.want)
+			}
+			if len(bytes.TrimSpace(body)) == 0 {
+				t.Errorf("empty error body")
+			}
+		})
+	}
+}
