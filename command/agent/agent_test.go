@@ -163,3 +163,52 @@ func TestUnknownIDsAndMethods(t *testing.T) {
 		})
 	}
 }
+
+func TestScaleAndGPUs(t *testing.T) {
+	_, base := newTestAgent(t)
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := do("PUT", "/v1/jobs", blockingJob); code != 200 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	tests := []struct {
+		name, body string
+		want       int
+	}{
+		{"no count", `{"Target": {"Group": "g"}}`, 400},
+		{"negative", `{"Count": -1, "Target": {"Group": "g"}}`, 400},
+		{"unknown group", `{"Count": 2, "Target": {"Group": "nope"}}`, 400},
+		{"scale up", `{"Count": 3, "Target": {"Group": "g"}}`, 200},
+	}
+	for _, tt := range tests {
+		if code, body := do("POST", "/v1/job/sleepy/scale", tt.body); code != tt.want {
+			t.Errorf("%s: got %d (%s), want %d", tt.name, code, body, tt.want)
+		}
+	}
+	if code, _ := do("POST", "/v1/job/nope/scale", `{"Count": 1, "Target": {"Group": "g"}}`); code != 404 {
+		t.Errorf("unknown job: got %d, want 404", code)
+	}
+	var job struct{ TaskGroups []struct{ Count int } }
+	_, body := do("GET", "/v1/job/sleepy", "")
+	if err := json.Unmarshal([]byte(body), &job); err != nil || len(job.TaskGroups) != 1 || job.TaskGroups[0].Count != 3 {
+		t.Errorf("after scale: got %s, want count 3", body)
+	}
+
+	var sum GPUSummary
+	_, body = do("GET", "/v1/gpus", "")
+	if err := json.Unmarshal([]byte(body), &sum); err != nil {
+		t.Fatalf("gpus: %v: %s", err, body)
+	}
+	if sum.Total != 2 || len(sum.Nodes) != 1 || sum.Nodes[0].GPUs != 2 || sum.Free+sum.Allocated != 2 {
+		t.Errorf("gpus: got %+v, want the dev node's 2 simulated GPUs", sum)
+	}
+}

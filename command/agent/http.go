@@ -77,6 +77,9 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/job/{id}/allocations", h.wrap(h.jobAllocs))
 	m.HandleFunc("GET /v1/job/{id}/evaluations", h.wrap(h.jobEvals))
 	m.HandleFunc("GET /v1/job/{id}/summary", h.wrap(h.jobSummary))
+	m.HandleFunc("PUT /v1/job/{id}/scale", h.wrap(h.jobScale))
+	m.HandleFunc("POST /v1/job/{id}/scale", h.wrap(h.jobScale))
+	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))
 	m.HandleFunc("GET /v1/allocation/{id}", h.wrap(h.allocRead))
@@ -90,6 +93,8 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/status/leader", h.wrap(h.statusLeader))
 	m.HandleFunc("GET /v1/status/peers", h.wrap(h.statusPeers))
 	m.HandleFunc("GET /v1/agent/self", h.wrap(h.agentSelf))
+	m.HandleFunc("GET /v1/agent/members", h.wrap(h.agentMembers))
+	m.HandleFunc("GET /v1/regions", h.wrap(h.regions))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", h.logs)
 	m.HandleFunc("/v1/", h.unknownRoute)
 }
