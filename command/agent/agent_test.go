@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -210,5 +211,77 @@ func TestScaleAndGPUs(t *testing.T) {
 	}
 	if sum.Total != 2 || len(sum.Nodes) != 1 || sum.Nodes[0].GPUs != 2 || sum.Free+sum.Allocated != 2 {
 		t.Errorf("gpus: got %+v, want the dev node's 2 simulated GPUs", sum)
+	}
+}
+
+func gpuJobJSON(id string, gpus int) string {
+	return `{"Job": {"ID": "` + id + `", "Type": "batch", "Datacenters": ["dc1"],
+  "TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "raw_exec",
+    "Config": {"command": "/bin/true"},
+    "Resources": {"CPU": 100, "MemoryMB": 64, "Devices": [{"Name": "nvidia/gpu", "Count": ` + strconv.Itoa(gpus) + `}]}}]}]}, "Diff": true}`
+}
+
+// TestJobPlan checks the dry run: placements with GPUs, failures with
+// reasons, and nothing written.
+func TestJobPlan(t *testing.T) {
+	_, base := newTestAgent(t)
+	plan := func(id string, gpus int) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("PUT", base+"/v1/job/"+id+"/plan", strings.NewReader(gpuJobJSON(id, gpus)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	code, fits := plan("fits", 2)
+	if code != 200 {
+		t.Fatalf("plan fits: status %d: %v", code, fits)
+	}
+	placements, _ := fits["Placements"].([]any)
+	if len(placements) != 1 {
+		t.Fatalf("plan fits: got placements %v, want 1", fits["Placements"])
+	}
+	if gpus, _ := placements[0].(map[string]any)["GPUs"].([]any); len(gpus) != 2 {
+		t.Errorf("plan fits: placement GPUs %v, want 2", gpus)
+	}
+	if d, _ := fits["Diff"].(map[string]any); d["Type"] != "Added" {
+		t.Errorf("plan fits: diff %v, want Added", fits["Diff"])
+	}
+	if fits["FailedTGAllocs"] != nil {
+		t.Errorf("plan fits: unexpected failures %v", fits["FailedTGAllocs"])
+	}
+
+	code, tooBig := plan("too-big", 3)
+	if p, ok := tooBig["Placements"].([]any); code != 200 || !ok || len(p) != 0 {
+		t.Fatalf("plan too-big: status %d, %v", code, tooBig)
+	}
+	failed, _ := tooBig["FailedTGAllocs"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(failed["g"]), "need 3") {
+		t.Errorf("plan too-big: failures %v, want the GPU shortfall", failed)
+	}
+
+	// Nothing was registered or placed by either dry run.
+	for _, path := range []string{"/v1/job/fits", "/v1/job/too-big"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("GET %s after plan: status %d, want 404", path, resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(base + "/v1/allocations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.TrimSpace(string(b)) != "[]" {
+		t.Errorf("allocations after plans: got %s, want none", b)
 	}
 }

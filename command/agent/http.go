@@ -79,6 +79,8 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/job/{id}/summary", h.wrap(h.jobSummary))
 	m.HandleFunc("PUT /v1/job/{id}/scale", h.wrap(h.jobScale))
 	m.HandleFunc("POST /v1/job/{id}/scale", h.wrap(h.jobScale))
+	m.HandleFunc("PUT /v1/job/{id}/plan", h.wrap(h.jobPlan))
+	m.HandleFunc("POST /v1/job/{id}/plan", h.wrap(h.jobPlan))
 	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))

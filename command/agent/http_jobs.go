@@ -193,3 +193,31 @@ func (h *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error
 		return sum, idx, err
 	})
 }
+
+// jobPlanBody is the body of PUT /v1/job/<id>/plan.
+type jobPlanBody struct {
+	Job  *structs.Job
+	Diff bool
+}
+
+func (h *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body jobPlanBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Job == nil {
+		return nil, errorf(http.StatusBadRequest, "request body has no Job")
+	}
+	if id := r.PathValue("id"); id != body.Job.ID {
+		return nil, errorf(http.StatusBadRequest, "job ID %q in the body does not match %q in the path", body.Job.ID, id)
+	}
+	if ns := r.URL.Query().Get("namespace"); ns != "" && body.Job.Namespace == "" {
+		body.Job.Namespace = ns
+	}
+	req := &structs.JobPlanRequest{Job: body.Job, Diff: body.Diff, WriteRequest: structs.WriteRequest{Namespace: body.Job.Namespace}}
+	var resp structs.JobPlanResponse
+	if err := h.b.RPC(structs.RPCJobPlan, req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
