@@ -571,10 +571,12 @@ type JobListStub struct {
 	StatusDescription string
 	Stop              bool
 	JobSummary        *JobSummary
-	CreateIndex       uint64
-	ModifyIndex       uint64
-	JobModifyIndex    uint64
-	SubmitTime        int64
+	// GPUs is how many GPUs the job asks for in all (Drover).
+	GPUs           int
+	CreateIndex    uint64
+	ModifyIndex    uint64
+	JobModifyIndex uint64
+	SubmitTime     int64
 }
 
 // Stub returns the job's list stub; summary may be nil.
@@ -584,9 +586,29 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		Datacenters: j.Datacenters, Type: j.Type, Priority: j.Priority,
 		Status: j.Status, StatusDescription: j.StatusDescription, Stop: j.Stop,
 		JobSummary:  summary,
+		GPUs:        j.GPUCount(),
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex,
 		JobModifyIndex: j.JobModifyIndex, SubmitTime: j.SubmitTime,
 	}
+}
+
+// GPUCount is how many GPUs (device requests of type gpu) the job asks
+// for across all its groups' allocations.
+func (j *Job) GPUCount() int {
+	n := 0
+	for _, tg := range j.TaskGroups {
+		for _, t := range tg.Tasks {
+			if t.Resources == nil {
+				continue
+			}
+			for _, d := range t.Resources.Devices {
+				if _, typ, _, err := ParseDeviceName(d.Name); err == nil && typ == "gpu" {
+					n += int(d.Count) * tg.Count
+				}
+			}
+		}
+	}
+	return n
 }
 
 // JobSummary counts a job's allocations per group by client status.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/ui"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 )
@@ -99,6 +100,12 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/regions", h.wrap(h.regions))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", h.logs)
 	m.HandleFunc("/v1/", h.unknownRoute)
+
+	// The web UI, and / and /ui redirecting to it.
+	web := ui.Handler()
+	m.Handle("GET /ui/", web)
+	m.Handle("GET /ui", web)
+	m.Handle("GET /{$}", web)
 }
 
 // unknownRoute answers 405 when the path exists for other methods, else

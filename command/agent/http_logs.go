@@ -80,6 +80,9 @@ func (h *httpAPI) logs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	// The log's size when the read began, so a follower knows where the
+	// end is without probing (Drover).
+	w.Header().Set("X-Drover-Log-Size", strconv.FormatInt(fileSize(f), 10))
 	w.WriteHeader(http.StatusOK)
 	h.copyLog(w, r, f, alloc.ID, task, follow)
 }

@@ -1,0 +1,277 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// screenshotDir is where the UI tests write their screenshots (the README
+// names it). DROVER_SCREENSHOTS overrides it.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("DROVER_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join("..", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("screenshot dir: %v", err)
+	}
+	return dir
+}
+
+// chromiumPath finds Debian's chromium. CI installs it (.ci/run), so there
+// a missing browser fails the test; elsewhere the test is skipped.
+func chromiumPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed; .ci/run should have installed it")
+	}
+	t.Skip("chromium is not installed (apt-get install chromium)")
+	return ""
+}
+
+// browser is a headless Chromium tab that records console errors and
+// requests to hosts other than the agent.
+type browser struct {
+	t        *testing.T
+	ctx      context.Context
+	base     string
+	mu       sync.Mutex
+	problems []string
+}
+
+func newBrowser(t *testing.T, agentAddr string) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1400, 900),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	b := &browser{t: t, base: agentAddr}
+	agentHost := mustHost(t, agentAddr)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				b.problem("console error: " + strings.Join(parts, " "))
+			}
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.EntryLevelError {
+				b.problem("browser log error: " + ev.Entry.Text + " " + ev.Entry.URL)
+			}
+		case *runtime.EventExceptionThrown:
+			b.problem(fmt.Sprintf("uncaught exception: %s %+v", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception))
+		case *network.EventRequestWillBeSent:
+			u, err := url.Parse(ev.Request.URL)
+			if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != agentHost {
+				b.problem("request to another host: " + ev.Request.URL)
+			}
+		}
+	}))
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	b.ctx = ctx
+	// The first Run starts the browser; it must not carry a timeout.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+func mustHost(t *testing.T, addr string) string {
+	u, err := url.Parse(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+func (b *browser) problem(p string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.problems = append(b.problems, p)
+}
+
+// checkClean fails the test if the page logged errors or reached out.
+func (b *browser) checkClean() {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		b.t.Errorf("browser: %s", p)
+	}
+	b.problems = nil
+}
+
+// get runs one action with a timeout and returns its value.
+func get[T any](b *browser, what string, action chromedp.Action[T]) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, action)
+	if err != nil {
+		loc, _ := chromedp.Run(b.ctx, chromedp.Location())
+		b.t.Fatalf("%s (at %s): %v", what, loc, err)
+	}
+	return v
+}
+
+// do runs steps in order with a timeout.
+func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	get(b, what, chromedp.Steps(steps...))
+}
+
+// open loads a UI route afresh (from a blank page, so nothing is reused)
+// and waits until the page says its first data has rendered; it returns
+// how long that took from the start of the load.
+func (b *browser) open(route string) time.Duration {
+	b.t.Helper()
+	b.do("leave the page", chromedp.Navigate("about:blank"))
+	start := time.Now()
+	b.do("open "+route,
+		chromedp.Navigate(b.base+"/ui/#"+route),
+		chromedp.WaitVisible(chromedp.CSS(`main[data-ready="1"]`)),
+	)
+	return time.Since(start)
+}
+
+// text returns the trimmed text of the first element matching sel.
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return strings.TrimSpace(get(b, "read "+sel, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible)))
+}
+
+func (b *browser) count(sel string) int {
+	b.t.Helper()
+	return get(b, "count "+sel, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+}
+
+func (b *browser) screenshot(dir, name string) {
+	b.t.Helper()
+	png := get(b, "screenshot "+name, chromedp.FullScreenshot(100)) // quality 100 means PNG
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Fatalf("write %s: %v", path, err)
+	}
+	b.t.Logf("screenshot: %s", path)
+}
+
+// waitText polls until the element's text satisfies ok.
+func (b *browser) waitText(sel string, timeout time.Duration, ok func(string) bool) string {
+	b.t.Helper()
+	var s string
+	waitFor(b.t, timeout, "text of "+sel, func() bool {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		defer cancel()
+		s, _ = chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).textContent||""`, sel)))
+		return ok(strings.TrimSpace(s))
+	})
+	return s
+}
+
+type gpuSummary struct {
+	Total, Allocated, Free, Unhealthy int
+}
+
+// TestE2E_UI drives the built-in UI in headless Chromium against a real
+// agent with simulated GPUs and a running GPU job.
+func TestE2E_UI(t *testing.T) {
+	dir := t.TempDir()
+	ports := freePorts(t, 3)
+	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-ui", ports, 4))
+	job := writeFile(t, dir, "ui.hcl", gpuJob("ui-train", 2, "echo hello-from-task; sleep 600"))
+	if r := a.drover("job", "run", job); r.code != 0 {
+		t.Fatalf("job run: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	alloc := a.waitAlloc("ui-train", "running")
+	b := newBrowser(t, a.addr)
+	shots := screenshotDir(t)
+
+	// GET /ui/ serves the app; / redirects there.
+	if code, body := a.do("GET", "/ui/", ""); code != 200 || !strings.Contains(body, "<html") {
+		t.Fatalf("GET /ui/: status %d", code)
+	}
+
+	// Overview: the GPU counters match the API.
+	b.open("/")
+	var want gpuSummary
+	if code := a.getJSON("/v1/gpus", &want); code != 200 {
+		t.Fatalf("GET /v1/gpus: %d", code)
+	}
+	for id, n := range map[string]int{"gpu-total": want.Total, "gpu-allocated": want.Allocated, "gpu-free": want.Free, "gpu-unhealthy": want.Unhealthy} {
+		if got := b.text(`[data-testid="` + id + `"]`); got != strconv.Itoa(n) {
+			t.Errorf("overview %s: got %q, want %d", id, got, n)
+		}
+	}
+	if want.Total != 4 || want.Allocated != 2 {
+		t.Errorf("API GPU summary: got %+v, want 4 total, 2 allocated", want)
+	}
+	b.screenshot(shots, "overview")
+
+	// Node page: one tile per GPU; the job's GPUs name its allocation.
+	b.open("/nodes/" + alloc.NodeID)
+	if n := b.count(`[data-testid="gpu-tile"]`); n != 4 {
+		t.Errorf("node page: got %d GPU tiles, want 4", n)
+	}
+	for _, id := range alloc.gpus() {
+		holder := b.text(`[data-testid="gpu-tile"][data-gpu-id="` + id + `"] [data-testid="gpu-holder"]`)
+		if !strings.Contains(holder, alloc.ID[:8]) {
+			t.Errorf("GPU %s tile: holder %q, want allocation %s", id, holder, alloc.ID[:8])
+		}
+	}
+	b.screenshot(shots, "node")
+
+	// Job page: the allocation is listed.
+	b.open("/jobs/ui-train")
+	if n := b.count(`[data-testid="alloc-row"][data-alloc-id="` + alloc.ID + `"]`); n != 1 {
+		t.Errorf("job page: allocation row for %s: got %d, want 1", alloc.ID, n)
+	}
+	b.screenshot(shots, "job")
+
+	// Allocation page: the task's log line shows.
+	b.open("/allocations/" + alloc.ID)
+	b.waitText(`[data-testid="log"]`, 10*time.Second, func(s string) bool { return strings.Contains(s, "hello-from-task") })
+
+	// Paste-HCL form: run a job and watch it start without a reload.
+	b.open("/jobs/new")
+	get(b, "mark the page", chromedp.Evaluate[int](`window.__droverNoReload = 1`))
+	hcl := gpuJob("from-ui", 1, "echo from-ui; sleep 600")
+	b.do("fill and run",
+		chromedp.SetValue(chromedp.CSS(`[data-testid="hcl-input"]`), hcl),
+		chromedp.Click(chromedp.CSS(`[data-testid="run-button"]`)),
+	)
+	b.waitText(`[data-testid="alloc-status"]`, 20*time.Second, func(s string) bool { return s == "running" })
+	if marker := get(b, "check no reload", chromedp.Evaluate[int](`window.__droverNoReload || 0`)); marker != 1 {
+		t.Errorf("the page reloaded while the job started")
+	}
+	if allocs := a.jobAllocs("from-ui"); len(allocs) != 1 {
+		t.Errorf("from-ui: got %d allocations, want 1", len(allocs))
+	}
+	b.checkClean()
+}

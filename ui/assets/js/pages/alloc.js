@@ -1,0 +1,128 @@
+// Allocation page: status, task states and events, assigned GPUs, and a
+// live log tail (stdout/stderr).
+import { watch, get } from '../api.js';
+import { html, badge, ago, dateTime, shortId, sortBy } from '../format.js';
+import { setHTML, showError, sectionHandlers, on } from '../dom.js';
+import { jobIDHref, nodeHref } from '../links.js';
+import { LogTail } from '../logtail.js';
+
+export default function allocPage(ctx) {
+  const { main, signal } = ctx;
+  const id = ctx.params[0];
+  document.title = `Allocation ${shortId(id)} · Drover`;
+  main.innerHTML = String(html`
+    <div class="crumbs" id="crumbs"><a href="#/jobs">Jobs</a> /</div>
+    <div class="page-head"><h1>Allocation <span class="mono">${shortId(id)}</span></h1><span id="status"></span></div>
+    <div id="err"></div>
+    <div class="grid2">
+      <section class="panel"><h2>Summary</h2><div id="summary"><p class="muted">Loading…</p></div></section>
+      <section class="panel"><h2>GPUs</h2><div id="gpus-err"></div><div id="gpus"><p class="muted">Loading…</p></div></section>
+    </div>
+    <section class="panel" style="margin-top:14px"><h2>Tasks</h2><div id="tasks"></div></section>
+    <section class="panel"><h2>Logs</h2>
+      <div class="toolbar"><span id="task-pick"></span>
+        <span><button class="seg on" data-stream="stdout" data-testid="log-stdout">stdout</button><button class="seg" data-stream="stderr" data-testid="log-stderr">stderr</button></span>
+        <span class="muted small" id="log-status"></span></div>
+      <div id="log-err"></div>
+      <pre class="log" data-testid="log" id="log"></pre></section>`);
+  const $ = (sel) => main.querySelector(`#${sel}`);
+  const [done] = ctx.gate(1);
+  let alloc = null;
+  let node = null;
+  let nodeAsked = false;
+  const tail = new LogTail({
+    pre: $('log'), status: $('log-status'), errSlot: $('log-err'), signal,
+    allocID: () => alloc?.ID || id,
+    taskState: (task) => ({ state: alloc?.TaskStates?.[task], terminal: terminal(alloc) }),
+  });
+
+  on($('task-pick'), 'change', 'select', (_, el) => tail.switchTo(el.value, null), signal);
+  on(main, 'click', 'button[data-stream]', (_, b) => {
+    for (const x of main.querySelectorAll('button[data-stream]')) x.classList.toggle('on', x === b);
+    tail.switchTo(null, b.dataset.stream);
+  }, signal);
+
+  watch(`/v1/allocation/${encodeURIComponent(id)}`, {
+    signal,
+    ...sectionHandlers($('err'), (a) => {
+      alloc = a;
+      render(main, a);
+      renderGPUs($('gpus'), a, node);
+      const tasks = taskNames(a);
+      if (!tail.task && tasks.length) {
+        if (tasks.length > 1) {
+          setHTML($('task-pick'), html`<select aria-label="Task" data-testid="log-task">${tasks.map((t) => html`<option>${t}</option>`)}</select>`);
+        }
+        tail.switchTo(tasks[0], 'stdout');
+      }
+      tail.poke();
+      if (!nodeAsked && a.NodeID) {
+        nodeAsked = true;
+        get(`/v1/node/${encodeURIComponent(a.NodeID)}`, { signal })
+          .then(({ data }) => { node = data; renderGPUs($('gpus'), alloc, node); showError($('gpus-err'), null); })
+          .catch((err) => { if (!signal.aborted) showError($('gpus-err'), err); });
+      }
+    }, done),
+  });
+}
+
+function terminal(a) {
+  return !a || ['complete', 'failed', 'lost'].includes(a.ClientStatus);
+}
+
+function taskNames(a) {
+  const tg = a.Job?.TaskGroups?.find((g) => g.Name === a.TaskGroup);
+  const names = tg ? tg.Tasks.map((t) => t.Name) : [];
+  for (const t of Object.keys(a.TaskStates || {})) if (!names.includes(t)) names.push(t);
+  return names;
+}
+
+function render(main, a) {
+  setHTML(main.querySelector('#crumbs'), html`<a href="#/jobs">Jobs</a> / <a href="${jobIDHref(a.JobID, a.Namespace)}">${a.JobID}</a> /`);
+  setHTML(main.querySelector('#status'), html`<span data-testid="alloc-status">${badge(a.ClientStatus)}</span>`);
+  setHTML(main.querySelector('#summary'), html`<dl class="kv">
+    <dt>ID</dt><dd class="mono">${a.ID}</dd>
+    <dt>Name</dt><dd>${a.Name}</dd>
+    <dt>Job</dt><dd><a href="${jobIDHref(a.JobID, a.Namespace)}">${a.JobID}</a> <span class="muted">v${a.Job?.Version ?? 0}</span></dd>
+    <dt>Group</dt><dd>${a.TaskGroup}</dd>
+    <dt>Node</dt><dd>${a.NodeID ? html`<a href="${nodeHref(a.NodeID)}">${a.NodeName || shortId(a.NodeID)}</a>` : '—'}</dd>
+    <dt>Client status</dt><dd>${badge(a.ClientStatus)} ${a.ClientDescription || ''}</dd>
+    <dt>Desired</dt><dd>${a.DesiredStatus} ${a.DesiredDescription ? html`<span class="muted">— ${a.DesiredDescription}</span>` : ''}</dd>
+    <dt>Evaluation</dt><dd class="mono">${shortId(a.EvalID)}</dd>
+    <dt>Created</dt><dd>${dateTime(a.CreateTime)} <span class="muted">(${ago(a.CreateTime)})</span></dd>
+    <dt>Modified</dt><dd>${dateTime(a.ModifyTime)} <span class="muted">(${ago(a.ModifyTime)})</span></dd>
+  </dl>`);
+  const names = taskNames(a);
+  setHTML(main.querySelector('#tasks'), names.length ? names.map((t) => taskHTML(t, a.TaskStates?.[t])) : html`<p class="muted">No tasks.</p>`);
+}
+
+function taskHTML(name, s) {
+  if (!s) return html`<h3>${name} ${badge('pending')}</h3><p class="muted small">The client has not reported this task yet.</p>`;
+  const events = sortBy(s.Events || [], (e) => -(e.Time || 0));
+  return html`<div data-testid="task-state" data-task="${name}">
+    <h3>${name} ${badge(s.State === 'dead' && s.Failed ? 'failed' : s.State)}</h3>
+    <dl class="kv small"><dt>Failed</dt><dd>${s.Failed ? 'yes' : 'no'}</dd><dt>Restarts</dt><dd>${s.Restarts || 0}</dd>
+      <dt>Started</dt><dd>${dateTime(s.StartedAt)}</dd><dt>Finished</dt><dd>${dateTime(s.FinishedAt)}</dd></dl>
+    ${events.length ? html`<table class="events small"><thead><tr><th>Time</th><th>Type</th><th class="num">Exit</th><th>Message</th></tr></thead><tbody>
+      ${events.map((e) => html`<tr><td title="${ago(e.Time)}">${dateTime(e.Time)}</td><td>${e.Type}</td>
+        <td class="num">${e.Type === 'Terminated' || e.ExitCode ? e.ExitCode : ''}</td><td>${e.DisplayMessage || e.Message || ''}</td></tr>`)}
+    </tbody></table>` : ''}</div>`;
+}
+
+function renderGPUs(el, a, node) {
+  const byID = new Map();
+  for (const g of node?.NodeResources?.Devices || []) {
+    for (const inst of g.Instances || []) byID.set(inst.ID, { group: g, inst });
+  }
+  const rows = [];
+  for (const [task, tr] of Object.entries(a.AllocatedResources?.Tasks || {}).sort()) {
+    for (const d of tr.Devices || []) {
+      for (const gid of d.DeviceIDs || []) rows.push({ task, id: gid, dev: d, info: byID.get(gid) });
+    }
+  }
+  setHTML(el, rows.length ? html`<table data-testid="alloc-gpus"><thead><tr><th>Task</th><th>GPU</th><th>Model</th><th>Memory</th><th>Utilisation</th><th>Health</th></tr></thead><tbody>
+    ${rows.map((r) => html`<tr data-testid="alloc-gpu" data-gpu-id="${r.id}"><td>${r.task}</td><td class="mono" title="${r.id}">${r.id}</td>
+      <td>${r.info?.group.Name || r.dev.Name}</td><td>${r.info?.group.Attributes?.memory || '—'}</td><td>—</td>
+      <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>`
+    : html`<p class="muted">This allocation holds no GPUs.</p>`);
+}
