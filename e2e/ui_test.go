@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -216,6 +217,14 @@ func TestE2E_UI(t *testing.T) {
 	// GET /ui/ serves the app; / redirects there.
 	if code, body := a.do("GET", "/ui/", ""); code != 200 || !strings.Contains(body, "<html") {
 		t.Fatalf("GET /ui/: status %d", code)
+	}
+	resp, err := http.Get(a.addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Request.URL.Path != "/ui/" {
+		t.Errorf("GET /: ended at %s with %d, want a redirect to /ui/", resp.Request.URL.Path, resp.StatusCode)
 	}
 
 	// Overview: the GPU counters match the API.
