@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/server/scheduler"
 )
 
 // Defaults for a Config's zero fields.
@@ -13,6 +15,10 @@ const (
 	DefaultNumSchedulers = 2
 	DefaultHeartbeatTTL  = 10 * time.Second
 )
+
+// evalTriggerFailedFollowUp is the trigger of the evaluation that retries
+// a job after one of its evaluations failed (Nomad's name for it).
+const evalTriggerFailedFollowUp = "failed-eval-follow-up"
 
 // Timings that are not configurable yet.
 const (
@@ -26,6 +32,9 @@ const (
 	raftApplyTimeout = 30 * time.Second
 	// maxQueryTime caps a blocking query's wait.
 	maxQueryTime = 5 * time.Minute
+	// failedEvalFollowUpWait is how long after an evaluation is marked
+	// failed its follow-up retries the job.
+	failedEvalFollowUpWait = time.Minute
 	// indexWaitTimeout bounds how long a worker waits for its state to
 	// catch up with an evaluation or a plan's refresh index.
 	indexWaitTimeout = 5 * time.Second
@@ -49,6 +58,10 @@ type Config struct {
 	// node, so clients have time to find it (default 5 x HeartbeatTTL).
 	FailoverHeartbeatTTL time.Duration
 	Logger               hclog.Logger
+
+	// schedulerOptions are passed to every scheduler the workers create
+	// (tests shorten the reschedule delays with them).
+	schedulerOptions []scheduler.Option
 }
 
 // withDefaults returns a copy of c with zero fields defaulted.

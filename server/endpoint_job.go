@@ -12,13 +12,17 @@ type jobEndpoint struct{ srv *Server }
 
 // Register validates and stores a job with a pending evaluation, in one
 // Raft entry.
-func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCJobRegister, &err)
 	if !s.IsLeader() {
 		return structs.ErrNotLeader
 	}
 	if args.Job == nil {
 		return fmt.Errorf("register job: missing job: %w", structs.ErrInvalid)
+	}
+	if err := args.Job.CheckShape(); err != nil {
+		return err
 	}
 	job := args.Job.Copy()
 	job.Canonicalize()
@@ -51,8 +55,9 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 
 // Deregister stops a job (or purges it) with a pending evaluation that
 // stops its allocations.
-func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCJobDeregister, &err)
 	if !s.IsLeader() {
 		return structs.ErrNotLeader
 	}

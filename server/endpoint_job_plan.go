@@ -14,10 +14,14 @@ import (
 // Plan runs the scheduler on a private copy of the state with the job
 // registered, and reports what it would place, stop and fail to place.
 // Nothing is committed: the copy is a memdb snapshot, discarded after.
-func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
+func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCJobPlan, &err)
 	if args.Job == nil {
 		return fmt.Errorf("plan job: missing job: %w", structs.ErrInvalid)
+	}
+	if err := args.Job.CheckShape(); err != nil {
+		return err
 	}
 	job := args.Job.Copy()
 	job.Canonicalize()

@@ -16,15 +16,21 @@ type nodeEndpoint struct{ srv *Server }
 // Register stores the node as ready and starts its heartbeat timer. A
 // re-registering node keeps the scheduling eligibility and drain flag
 // operators set.
-func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCNodeRegister, &err)
 	if !s.IsLeader() {
 		return structs.ErrNotLeader
 	}
 	if args.Node == nil || args.Node.ID == "" {
 		return fmt.Errorf("register node: missing node ID: %w", structs.ErrInvalid)
 	}
+	if err := args.Node.CheckShape(); err != nil {
+		return fmt.Errorf("register node: %w", err)
+	}
 	node := args.Node.Copy()
+	s.heartbeats.statusMu.Lock()
+	defer s.heartbeats.statusMu.Unlock()
 	existing, err := s.State().NodeByID(nil, node.ID)
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", node.ID, err)
@@ -55,8 +61,9 @@ func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *struct
 // UpdateStatus is the heartbeat (status ready): it resets the node's TTL
 // and, when the node was down, stores it as ready again. Other statuses
 // are stored with evaluations for the jobs on the node.
-func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCNodeUpdateStatus, &err)
 	if !s.IsLeader() {
 		return structs.ErrNotLeader
 	}
@@ -69,6 +76,8 @@ func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply
 	default:
 		return fmt.Errorf("node %s: status %q: %w", args.NodeID, status, structs.ErrInvalid)
 	}
+	s.heartbeats.statusMu.Lock()
+	defer s.heartbeats.statusMu.Unlock()
 	node, err := s.State().NodeByID(nil, args.NodeID)
 	if err != nil {
 		return fmt.Errorf("update node %s: %w", args.NodeID, err)
@@ -110,8 +119,9 @@ func (s *Server) fillNodeResponse(reply *structs.NodeUpdateResponse, index uint6
 
 // GetAllocs returns every allocation of the node, blocking while
 // MinQueryIndex is not below the index of the node's allocations.
-func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCNodeGetAllocs, &err)
 	if args.NodeID == "" {
 		return fmt.Errorf("get allocs: missing node ID: %w", structs.ErrInvalid)
 	}
@@ -161,11 +171,12 @@ func allocsIndex(st *state.StateStore, allocs []*structs.Allocation) (uint64, er
 	return max(index, 1), nil
 }
 
-// UpdateAlloc stores what a client reports about its allocations. A
-// service allocation that failed gets an evaluation so the scheduler
-// replaces it.
-func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+// UpdateAlloc stores what a client reports about its allocations. An
+// allocation that failed gets an evaluation so the scheduler replaces it
+// (when and whether is the scheduler's reschedule policy).
+func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) (err error) {
 	s := e.srv
+	defer s.recoverPanic(structs.RPCNodeUpdateAlloc, &err)
 	if !s.IsLeader() {
 		return structs.ErrNotLeader
 	}
@@ -175,7 +186,9 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 	now := time.Now().UnixNano()
 	updates := make([]*structs.Allocation, len(args.Alloc))
 	for i, a := range args.Alloc {
-		updates[i] = a.Copy()
+		if updates[i], err = clientAllocUpdate(a); err != nil {
+			return err
+		}
 		updates[i].ModifyTime = now
 	}
 	evals, err := s.failedAllocEvals(updates, now)
@@ -192,7 +205,7 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 }
 
 // failedAllocEvals returns one alloc-failure evaluation per running
-// service job whose allocation the updates newly mark failed.
+// service or batch job whose allocation the updates newly mark failed.
 func (s *Server) failedAllocEvals(updates []*structs.Allocation, now int64) ([]*structs.Evaluation, error) {
 	st := s.State()
 	seen := map[[2]string]bool{}
@@ -214,7 +227,7 @@ func (s *Server) failedAllocEvals(updates []*structs.Allocation, now int64) ([]*
 			return nil, err
 		}
 		key := [2]string{existing.Namespace, existing.JobID}
-		if job == nil || job.Stop || job.Type != structs.JobTypeService || seen[key] {
+		if job == nil || job.Stop || seen[key] {
 			continue
 		}
 		seen[key] = true

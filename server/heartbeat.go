@@ -13,6 +13,12 @@ import (
 // A timer that fires queues the node as expired; the leader's reaper
 // drains the queue and marks those nodes down.
 type heartbeats struct {
+	// statusMu is held from reading a node's status to writing it and
+	// arming or stopping its timer, by heartbeats, registrations and the
+	// reaper alike, so that a heartbeat that arrives as the TTL expires
+	// cannot be followed by the reaper marking the node down.
+	statusMu sync.Mutex
+
 	mu      sync.Mutex
 	enabled bool
 	timers  map[string]*hbTimer
@@ -68,6 +74,15 @@ func (h *heartbeats) stop(nodeID string) {
 		delete(h.timers, nodeID)
 	}
 	delete(h.expired, nodeID)
+}
+
+// armed reports whether nodeID's timer is running: it was reset since it
+// last expired.
+func (h *heartbeats) armed(nodeID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.timers[nodeID]
+	return ok
 }
 
 // expire queues nodeID if e is still its current timer.
@@ -129,8 +144,14 @@ func (s *Server) reapHeartbeats(ctx context.Context) {
 }
 
 // markNodeDown sets a node's status to down with an evaluation for each
-// job that has allocations on it, so the schedulers replace them.
+// job that has allocations on it, so the schedulers replace them. A node
+// that heartbeated since its timer expired is left alone.
 func (s *Server) markNodeDown(nodeID string) error {
+	s.heartbeats.statusMu.Lock()
+	defer s.heartbeats.statusMu.Unlock()
+	if s.heartbeats.armed(nodeID) {
+		return nil
+	}
 	node, err := s.State().NodeByID(nil, nodeID)
 	if err != nil {
 		return err

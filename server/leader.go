@@ -17,7 +17,16 @@ const barrierRetry = 500 * time.Millisecond
 // leadership and stops them when it loses it or shuts down.
 func (s *Server) monitorLeadership() {
 	defer s.monitorWG.Done()
-	leaderCh := s.raft.LeaderCh()
+	s.followLeadership(s.raft.LeaderCh(), s.startLeading)
+}
+
+// followLeadership runs start's duties while leaderCh last said true,
+// until shutdown. Raft's LeaderCh keeps only the latest value, so a true
+// while already leading means leadership was lost and regained in
+// between: the duties restart, with a fresh barrier, because entries
+// another leader committed meanwhile may not be in the state they
+// planned from.
+func (s *Server) followLeadership(leaderCh <-chan bool, start func() (stop func())) {
 	var stop func()
 	defer func() {
 		if stop != nil {
@@ -32,8 +41,12 @@ func (s *Server) monitorLeadership() {
 			switch {
 			case isLeader && stop == nil:
 				s.logger.Info("gained leadership")
-				stop = s.startLeading()
-			case !isLeader && stop != nil:
+				stop = start()
+			case isLeader:
+				s.logger.Warn("leadership lost and regained, restarting the leader's duties")
+				stop()
+				stop = start()
+			case stop != nil:
 				s.logger.Info("lost leadership")
 				stop()
 				stop = nil
@@ -132,18 +145,28 @@ func (s *Server) restoreEvals() error {
 	return nil
 }
 
-// reapFailedEvals marks failed the evaluations the broker gave up on.
+// reapFailedEvals marks failed the evaluations the broker gave up on,
+// each with a follow-up that retries its job after failedEvalFollowUpWait
+// (so a job is not left unreconciled by a passing fault).
 func (s *Server) reapFailedEvals(ctx context.Context) {
 	for {
 		eval, err := s.broker.DequeueFailed(ctx)
 		if err != nil {
 			return
 		}
+		now := time.Now().UnixNano()
+		followUp := &structs.Evaluation{
+			ID: structs.GenerateUUID(), Namespace: eval.Namespace, Priority: eval.Priority, Type: eval.Type,
+			TriggeredBy: evalTriggerFailedFollowUp, JobID: eval.JobID, JobModifyIndex: eval.JobModifyIndex,
+			Status: structs.EvalStatusPending, Wait: failedEvalFollowUpWait, PreviousEval: eval.ID,
+			CreateTime: now, ModifyTime: now,
+		}
 		e := eval.Copy()
 		e.Status = structs.EvalStatusFailed
 		e.StatusDescription = fmt.Sprintf("evaluation reached its delivery limit (%d)", evalDeliveryLimit)
-		e.ModifyTime = time.Now().UnixNano()
-		if err := s.upsertEvals(e); err != nil {
+		e.NextEval = followUp.ID
+		e.ModifyTime = now
+		if err := s.upsertEvals(e, followUp); err != nil {
 			s.logger.Error("mark evaluation failed", "eval_id", e.ID, "error", err)
 		}
 	}

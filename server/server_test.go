@@ -224,37 +224,6 @@ func TestServer_DeregisterStopsAllocs(t *testing.T) {
 	}
 }
 
-func TestServer_FailedServiceAllocReplaced(t *testing.T) {
-	t.Parallel()
-	s := startServer(t, testConfig(t))
-	c := dialRPC(t, s.RPCAddr())
-	node := gpuNode("n1", 2)
-	registerNode(t, c, node)
-	registerJob(t, s, gpuJob("web", structs.JobTypeService, 1, 1))
-	waitFor(t, 5*time.Second, func() (bool, string) {
-		return len(liveAllocs(t, s, "web")) == 1, "allocation not placed"
-	})
-	first := liveAllocs(t, s, "web")[0]
-
-	update := &structs.Allocation{ID: first.ID, NodeID: node.ID, JobID: "web", Namespace: first.Namespace,
-		ClientStatus: structs.AllocClientStatusFailed, ClientDescription: "task failed"}
-	var resp structs.GenericResponse
-	if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{update}}, &resp); err != nil {
-		t.Fatalf("Node.UpdateAlloc: %v", err)
-	}
-	waitFor(t, 5*time.Second, func() (bool, string) {
-		live := liveAllocs(t, s, "web")
-		return len(live) == 1 && live[0].ID != first.ID, "failed allocation not replaced"
-	})
-	evals, err := s.State().EvalsByJob(nil, structs.DefaultNamespace, "web")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(evals, func(e *structs.Evaluation) bool { return e.TriggeredBy == structs.EvalTriggerRetryFailed }) {
-		t.Errorf("no %s eval among %d evals", structs.EvalTriggerRetryFailed, len(evals))
-	}
-}
-
 func TestServer_HeartbeatExpiryMarksNodeDown(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -376,9 +345,13 @@ func TestServer_RestartKeepsState(t *testing.T) {
 			if !slices.Equal(after, before) {
 				t.Errorf("state after restart:\n%s\nwant:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
 			}
-			if got := s2.blocked.Stats().TotalBlocked; got != 1 {
-				t.Errorf("blocked evals restored = %d, want 1", got)
-			}
+			// A restored snapshot may hide a capacity change, so its
+			// blocked evals are retried once: the eval ends up blocked
+			// again either way.
+			waitFor(t, 5*time.Second, func() (bool, string) {
+				st := s2.blocked.Stats()
+				return st.TotalBlocked == 1, fmt.Sprintf("blocked evals restored = %d, want 1", st.TotalBlocked)
+			})
 		})
 	}
 }

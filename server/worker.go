@@ -51,7 +51,7 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation, token st
 		return err
 	}
 	p := &evalPlanner{ctx: ctx, srv: w.srv, evalID: eval.ID, token: token, snapshotIndex: index}
-	sched, err := scheduler.New(eval.Type, w.logger, snap, p)
+	sched, err := scheduler.New(eval.Type, w.logger, snap, p, w.srv.config.schedulerOptions...)
 	if errors.Is(err, scheduler.ErrNotSupported) || errors.Is(err, scheduler.ErrUnknownType) {
 		failed := eval.Copy()
 		failed.Status = structs.EvalStatusFailed

@@ -216,9 +216,16 @@ func (r *AllocatedResources) Copy() *AllocatedResources {
 	}
 	c := &AllocatedResources{Tasks: make(map[string]*AllocatedTaskResources, len(r.Tasks))}
 	for name, t := range r.Tasks {
+		if t == nil {
+			c.Tasks[name] = nil
+			continue
+		}
 		tc := *t
 		tc.Devices = make([]*AllocatedDeviceResource, len(t.Devices))
 		for i, d := range t.Devices {
+			if d == nil {
+				continue
+			}
 			dc := *d
 			dc.DeviceIDs = slices.Clone(d.DeviceIDs)
 			tc.Devices[i] = &dc
@@ -236,6 +243,9 @@ func (s *TaskState) Copy() *TaskState {
 	c := *s
 	c.Events = make([]*TaskEvent, len(s.Events))
 	for i, e := range s.Events {
+		if e == nil {
+			continue
+		}
 		ec := *e
 		ec.Details = maps.Clone(e.Details)
 		c.Events[i] = &ec

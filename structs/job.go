@@ -526,6 +526,9 @@ func (r *Resources) Copy() *Resources {
 	c := *r
 	c.Devices = make([]*RequestedDevice, len(r.Devices))
 	for i, d := range r.Devices {
+		if d == nil {
+			continue
+		}
 		dc := *d
 		dc.Constraints = copyConstraints(d.Constraints)
 		dc.Affinities = copyAffinities(d.Affinities)
@@ -540,6 +543,9 @@ func copyConstraints(in []*Constraint) []*Constraint {
 	}
 	out := make([]*Constraint, len(in))
 	for i, c := range in {
+		if c == nil {
+			continue
+		}
 		cc := *c
 		out[i] = &cc
 	}
@@ -552,6 +558,9 @@ func copyAffinities(in []*Affinity) []*Affinity {
 	}
 	out := make([]*Affinity, len(in))
 	for i, a := range in {
+		if a == nil {
+			continue
+		}
 		ac := *a
 		out[i] = &ac
 	}

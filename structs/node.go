@@ -168,6 +168,10 @@ func (n *Node) Copy() *Node {
 	if n.Drivers != nil {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, v := range n.Drivers {
+			if v == nil {
+				c.Drivers[k] = nil
+				continue
+			}
 			vc := *v
 			c.Drivers[k] = &vc
 		}
@@ -197,6 +201,9 @@ func (d *NodeDeviceResource) Copy() *NodeDeviceResource {
 	c.Attributes = maps.Clone(d.Attributes)
 	c.Instances = make([]*NodeDevice, len(d.Instances))
 	for i, inst := range d.Instances {
+		if inst == nil {
+			continue
+		}
 		ic := *inst
 		ic.Attributes = maps.Clone(inst.Attributes)
 		ic.Links = maps.Clone(inst.Links)

@@ -47,7 +47,9 @@ type unacked struct {
 // others wait in the job's pending queue until it is acked. A dequeued
 // evaluation must be acked or nacked within the nack timeout, else it is
 // redelivered; after deliveryLimit deliveries it is given up and returned
-// by DequeueFailed. A disabled broker (a follower's) drops everything.
+// by DequeueFailed. An evaluation with a Wait is held that long before it
+// is enqueued (a delayed reschedule). A disabled broker (a follower's)
+// drops everything.
 type EvalBroker struct {
 	nackTimeout   time.Duration
 	deliveryLimit int
@@ -67,6 +69,8 @@ type EvalBroker struct {
 	// requeue holds evaluations enqueued again while unacked (a reblocked
 	// evaluation that capacity already freed); they go back to ready on Ack.
 	requeue map[string]*structs.Evaluation
+	// waiting holds evaluations with a Wait until their timer fires.
+	waiting map[string]*waitingEval
 	failed  []*structs.Evaluation
 	// changed is closed (and replaced) whenever something may have become
 	// dequeueable, waking blocked Dequeue calls.
@@ -97,11 +101,22 @@ func NewEvalBroker(nackTimeout time.Duration, deliveryLimit int, logger hclog.Lo
 	return b
 }
 
-// resetLocked empties every queue and stops every nack timer.
+// waitingEval is an evaluation whose Wait has not passed yet; its pointer
+// identifies the timer's generation across a flush.
+type waitingEval struct {
+	eval  *structs.Evaluation
+	timer Timer
+}
+
+// resetLocked empties every queue and stops every timer.
 func (b *EvalBroker) resetLocked() {
 	for _, u := range b.unack {
 		u.timer.Stop()
 	}
+	for _, w := range b.waiting {
+		w.timer.Stop()
+	}
+	b.waiting = map[string]*waitingEval{}
 	b.deliveries = map[string]int{}
 	b.ready = map[string]*evalQueue{}
 	b.unack = map[string]*unacked{}
@@ -132,7 +147,8 @@ func (b *EvalBroker) Enabled() bool {
 
 // Enqueue adds an evaluation. It is ignored when the broker is disabled or
 // already holds the evaluation; an evaluation enqueued while it is
-// unacked is queued again after its Ack.
+// unacked is queued again after its Ack. One with a Wait becomes ready
+// only after that long (counted from now: a new leader waits again).
 func (b *EvalBroker) Enqueue(eval *structs.Evaluation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -159,6 +175,33 @@ func (b *EvalBroker) enqueueLocked(eval *structs.Evaluation) {
 	if _, ok := b.deliveries[eval.ID]; ok {
 		return
 	}
+	if _, ok := b.waiting[eval.ID]; ok {
+		return
+	}
+	if eval.Wait > 0 {
+		w := &waitingEval{eval: eval}
+		w.timer = b.clock.AfterFunc(eval.Wait, func() { b.waitOver(w) })
+		b.waiting[eval.ID] = w
+		return
+	}
+	b.readyLocked(eval)
+}
+
+// waitOver enqueues a waiting evaluation, unless the broker was flushed
+// since it started waiting.
+func (b *EvalBroker) waitOver(w *waitingEval) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.enabled || b.waiting[w.eval.ID] != w {
+		return
+	}
+	delete(b.waiting, w.eval.ID)
+	b.readyLocked(w.eval)
+}
+
+// readyLocked makes a new evaluation ready, or pending behind its job's
+// in-flight one.
+func (b *EvalBroker) readyLocked(eval *structs.Evaluation) {
 	b.deliveries[eval.ID] = 0
 	key := keyOf(eval)
 	if id, busy := b.inflight[key]; busy && id != eval.ID {
@@ -366,6 +409,8 @@ type Stats struct {
 	// TotalJobBlocked counts evaluations waiting behind another
 	// evaluation of their job.
 	TotalJobBlocked int
+	// TotalWaiting counts evaluations whose Wait has not passed.
+	TotalWaiting int
 	// TotalFailed counts evaluations given up and not yet taken by
 	// DequeueFailed.
 	TotalFailed int
@@ -383,7 +428,10 @@ type SchedulerStats struct {
 func (b *EvalBroker) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := Stats{TotalUnacked: len(b.unack), TotalFailed: len(b.failed), ByScheduler: map[string]SchedulerStats{}}
+	s := Stats{
+		TotalUnacked: len(b.unack), TotalWaiting: len(b.waiting), TotalFailed: len(b.failed),
+		ByScheduler: map[string]SchedulerStats{},
+	}
 	for typ, q := range b.ready {
 		s.TotalReady += q.Len()
 		st := s.ByScheduler[typ]

@@ -376,3 +376,49 @@ func TestEvalBroker_EnqueueWhileUnacked(t *testing.T) {
 		t.Errorf("requeued = %s/%s, want a/blocked", again.ID, again.Status)
 	}
 }
+
+func TestEvalBroker_Wait(t *testing.T) {
+	b, clock := newTestBroker(t, 3)
+	later := testEval("later", "j1", structs.JobTypeService, 50)
+	later.Wait = 30 * time.Second
+	b.Enqueue(later)
+	b.Enqueue(later) // a duplicate while waiting is ignored
+	if s := b.Stats(); s.TotalWaiting != 1 || s.TotalReady != 0 {
+		t.Fatalf("stats while waiting: got %+v, want 1 waiting, none ready", s)
+	}
+	dequeueNone(t, b, structs.JobTypeService)
+
+	clock.Advance(29 * time.Second)
+	dequeueNone(t, b, structs.JobTypeService)
+	clock.Advance(time.Second)
+	e, token := mustDequeue(t, b, structs.JobTypeService)
+	if e.ID != "later" {
+		t.Fatalf("dequeued %s, want later", e.ID)
+	}
+	// A nack redelivers at once: the wait is over.
+	if err := b.Nack(e.ID, token); err != nil {
+		t.Fatal(err)
+	}
+	e, token = mustDequeue(t, b, structs.JobTypeService)
+	if err := b.Ack(e.ID, token); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Stats(); s.TotalWaiting != 0 || s.TotalReady != 0 || s.TotalUnacked != 0 {
+		t.Errorf("stats after ack: got %+v, want empty", s)
+	}
+}
+
+func TestEvalBroker_WaitingFlushedWhenDisabled(t *testing.T) {
+	b, clock := newTestBroker(t, 3)
+	e := testEval("later", "j1", structs.JobTypeService, 50)
+	e.Wait = time.Second
+	b.Enqueue(e)
+	b.SetEnabled(false)
+	b.SetEnabled(true)
+	b.Enqueue(e) // the new leader restores it: it waits again from now
+	clock.Advance(time.Second)
+	mustDequeue(t, b, structs.JobTypeService)
+	if s := b.Stats(); s.TotalWaiting != 0 || s.TotalReady != 0 {
+		t.Errorf("stats: got %+v, want nothing left (the flushed timer must not enqueue twice)", s)
+	}
+}

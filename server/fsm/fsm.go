@@ -65,9 +65,12 @@ func (f *FSM) State() *state.StateStore {
 }
 
 // Apply applies one committed log entry and returns nil or an error.
-// An unknown message type panics, unless it carries
+// Each entry is one state store transaction: readers see all of its
+// writes or none. An unknown message type panics, unless it carries
 // structs.IgnoreUnknownTypeFlag: a server that cannot apply an entry its
-// peers applied would silently diverge.
+// peers applied would silently diverge. A known entry that cannot be
+// applied (bad data that slipped past the endpoints) is an error, never a
+// crash: every server would crash on it again when replaying the log.
 func (f *FSM) Apply(log *raft.Log) any {
 	if len(log.Data) == 0 {
 		return fmt.Errorf("apply index %d: empty entry", log.Index)
@@ -77,29 +80,52 @@ func (f *FSM) Apply(log *raft.Log) any {
 	msgType &^= structs.IgnoreUnknownTypeFlag
 	buf, index := log.Data[1:], log.Index
 
-	switch msgType {
+	apply := f.handler(msgType)
+	if apply == nil {
+		if ignoreUnknown {
+			f.logger.Warn("ignoring unknown message type", "type", msgType, "index", index)
+			return nil
+		}
+		panic(fmt.Sprintf("fsm: unknown message type %d at index %d", msgType, index))
+	}
+	return f.safeApply(apply, msgType, buf, index)
+}
+
+// applyFn applies one decoded message type.
+type applyFn func(buf []byte, index uint64) any
+
+func (f *FSM) handler(t structs.MessageType) applyFn {
+	switch t {
 	case structs.NodeRegisterRequestType:
-		return f.applyNodeRegister(buf, index)
+		return f.applyNodeRegister
 	case structs.NodeUpdateStatusRequestType:
-		return f.applyNodeUpdateStatus(buf, index)
+		return f.applyNodeUpdateStatus
 	case structs.NodeDeregisterRequestType:
-		return f.applyNodeDeregister(buf, index)
+		return f.applyNodeDeregister
 	case structs.JobRegisterRequestType:
-		return f.applyJobRegister(buf, index)
+		return f.applyJobRegister
 	case structs.JobDeregisterRequestType:
-		return f.applyJobDeregister(buf, index)
+		return f.applyJobDeregister
 	case structs.EvalUpdateRequestType:
-		return f.applyEvalUpdate(buf, index)
+		return f.applyEvalUpdate
 	case structs.AllocClientUpdateRequestType:
-		return f.applyAllocClientUpdate(buf, index)
+		return f.applyAllocClientUpdate
 	case structs.ApplyPlanResultsRequestType:
-		return f.applyPlanResults(buf, index)
+		return f.applyPlanResults
 	}
-	if ignoreUnknown {
-		f.logger.Warn("ignoring unknown message type", "type", msgType, "index", index)
-		return nil
-	}
-	panic(fmt.Sprintf("fsm: unknown message type %d at index %d", msgType, index))
+	return nil
+}
+
+// safeApply runs apply, turning a panic into an error. The state store
+// transaction it was in is aborted, so the entry changes nothing.
+func (f *FSM) safeApply(apply applyFn, t structs.MessageType, buf []byte, index uint64) (result any) {
+	defer func() {
+		if r := recover(); r != nil {
+			f.logger.Error("entry could not be applied", "type", t, "index", index, "panic", r)
+			result = fmt.Errorf("apply index %d (type %d): %v", index, t, r)
+		}
+	}()
+	return apply(buf, index)
 }
 
 func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
@@ -108,12 +134,16 @@ func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 		return fmt.Errorf("decode node register: %w", err)
 	}
 	s := f.State()
-	if err := s.UpsertNode(index, req.Node); err != nil {
+	err := s.Write(index, func(tx *state.Txn) error {
+		if err := tx.UpsertNode(req.Node); err != nil {
+			return err
+		}
+		return tx.UpsertEvals(req.Evals)
+	})
+	if err != nil {
 		return err
 	}
-	if err := f.upsertEvals(s, index, req.Evals); err != nil {
-		return err
-	}
+	f.evalsUpserted(s, req.Evals)
 	f.capacityChanged(index)
 	return nil
 }
@@ -124,17 +154,23 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 		return fmt.Errorf("decode node status update: %w", err)
 	}
 	s := f.State()
-	prev, err := s.NodeByID(nil, req.NodeID)
+	becameReady := false
+	err := s.Write(index, func(tx *state.Txn) error {
+		prev, err := tx.NodeByID(req.NodeID)
+		if err != nil {
+			return err
+		}
+		if err := tx.UpdateNodeStatus(req.NodeID, req.Status, req.UpdatedAt); err != nil {
+			return err
+		}
+		becameReady = req.Status == structs.NodeStatusReady && prev.Status != structs.NodeStatusReady
+		return tx.UpsertEvals(req.Evals)
+	})
 	if err != nil {
 		return err
 	}
-	if err := s.UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt); err != nil {
-		return err
-	}
-	if err := f.upsertEvals(s, index, req.Evals); err != nil {
-		return err
-	}
-	if req.Status == structs.NodeStatusReady && prev.Status != structs.NodeStatusReady {
+	f.evalsUpserted(s, req.Evals)
+	if becameReady {
 		f.capacityChanged(index)
 	}
 	return nil
@@ -154,10 +190,18 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 		return fmt.Errorf("decode job register: %w", err)
 	}
 	s := f.State()
-	if err := s.UpsertJob(index, req.Job); err != nil {
+	evals := evalList(req.Eval)
+	err := s.Write(index, func(tx *state.Txn) error {
+		if err := tx.UpsertJob(req.Job); err != nil {
+			return err
+		}
+		return tx.UpsertEvals(evals)
+	})
+	if err != nil {
 		return err
 	}
-	return f.upsertEval(s, index, req.Eval)
+	f.evalsUpserted(s, evals)
+	return nil
 }
 
 func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
@@ -166,25 +210,33 @@ func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 		return fmt.Errorf("decode job deregister: %w", err)
 	}
 	s := f.State()
-	if err := deregisterJob(s, index, req.Namespace, req.JobID, req.Purge); err != nil {
+	evals := evalList(req.Eval)
+	err := s.Write(index, func(tx *state.Txn) error {
+		if err := deregisterJob(tx, req.Namespace, req.JobID, req.Purge); err != nil {
+			return err
+		}
+		return tx.UpsertEvals(evals)
+	})
+	if err != nil {
 		return err
 	}
-	return f.upsertEval(s, index, req.Eval)
+	f.evalsUpserted(s, evals)
+	return nil
 }
 
 // deregisterJob purges the job, or stops it (a copy with Stop set). An
 // unknown job is left alone.
-func deregisterJob(s *state.StateStore, index uint64, namespace, jobID string, purge bool) error {
+func deregisterJob(tx *state.Txn, namespace, jobID string, purge bool) error {
 	if purge {
-		return s.DeleteJob(index, namespace, jobID)
+		return tx.DeleteJob(namespace, jobID)
 	}
-	job, err := s.JobByID(nil, namespace, jobID)
+	job, err := tx.JobByID(namespace, jobID)
 	if err != nil || job == nil {
 		return err
 	}
 	stopped := job.Copy()
 	stopped.Stop = true
-	return s.UpsertJob(index, stopped)
+	return tx.UpsertJob(stopped)
 }
 
 func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
@@ -192,7 +244,12 @@ func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decode eval update: %w", err)
 	}
-	return f.upsertEvals(f.State(), index, req.Evals)
+	s := f.State()
+	if err := s.UpsertEvals(index, req.Evals); err != nil {
+		return err
+	}
+	f.evalsUpserted(s, req.Evals)
+	return nil
 }
 
 func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
@@ -201,16 +258,21 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 		return fmt.Errorf("decode alloc client update: %w", err)
 	}
 	s := f.State()
-	finished, err := newlyClientTerminal(s, req.Alloc)
+	finished := false
+	err := s.Write(index, func(tx *state.Txn) error {
+		var err error
+		if finished, err = newlyClientTerminal(tx, req.Alloc); err != nil {
+			return err
+		}
+		if err := tx.UpdateAllocsFromClient(req.Alloc); err != nil {
+			return err
+		}
+		return tx.UpsertEvals(req.Evals)
+	})
 	if err != nil {
 		return err
 	}
-	if err := s.UpdateAllocsFromClient(index, req.Alloc); err != nil {
-		return err
-	}
-	if err := f.upsertEvals(s, index, req.Evals); err != nil {
-		return err
-	}
+	f.evalsUpserted(s, req.Evals)
 	if finished {
 		f.capacityChanged(index)
 	}
@@ -219,12 +281,12 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 
 // newlyClientTerminal reports whether an update finishes an allocation
 // that its client had not finished yet.
-func newlyClientTerminal(s *state.StateStore, updates []*structs.Allocation) (bool, error) {
+func newlyClientTerminal(tx *state.Txn, updates []*structs.Allocation) (bool, error) {
 	for _, u := range updates {
-		if !u.ClientTerminalStatus() {
+		if u == nil || !u.ClientTerminalStatus() {
 			continue
 		}
-		existing, err := s.AllocByID(nil, u.ID)
+		existing, err := tx.AllocByID(u.ID)
 		if err != nil {
 			return false, err
 		}
@@ -252,37 +314,33 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	return nil
 }
 
-func (f *FSM) upsertEval(s *state.StateStore, index uint64, eval *structs.Evaluation) error {
+func evalList(eval *structs.Evaluation) []*structs.Evaluation {
 	if eval == nil {
 		return nil
 	}
-	return f.upsertEvals(s, index, []*structs.Evaluation{eval})
+	return []*structs.Evaluation{eval}
 }
 
-// upsertEvals writes evals and passes copies of what was stored (indexes
-// stamped) to the notifier.
-func (f *FSM) upsertEvals(s *state.StateStore, index uint64, evals []*structs.Evaluation) error {
-	if len(evals) == 0 {
-		return nil
-	}
-	if err := s.UpsertEvals(index, evals); err != nil {
-		return err
-	}
-	if f.notifier == nil {
-		return nil
+// evalsUpserted passes copies of the evaluations as stored (indexes
+// stamped) to the notifier, once their transaction has committed.
+func (f *FSM) evalsUpserted(s *state.StateStore, evals []*structs.Evaluation) {
+	if f.notifier == nil || len(evals) == 0 {
+		return
 	}
 	stored := make([]*structs.Evaluation, 0, len(evals))
 	for _, e := range evals {
 		got, err := s.EvalByID(nil, e.ID)
 		if err != nil {
-			return err
+			// Not expected from an in-memory read; the eval is in state,
+			// where the next leader's restore finds it.
+			f.logger.Error("read back evaluation", "eval_id", e.ID, "error", err)
+			continue
 		}
 		if got != nil {
 			stored = append(stored, got.Copy())
 		}
 	}
 	f.notifier.EvalsUpserted(stored)
-	return nil
 }
 
 func (f *FSM) capacityChanged(index uint64) {

@@ -148,13 +148,19 @@ func (s *fsmSnapshot) Release() {}
 // Restore replaces the state with a snapshot written by Persist. It
 // builds a new store, swaps it in, and abandons the old one so that its
 // blocking queries end.
+//
+// The snapshot does not say where in it capacity changed, so Restore
+// reports a capacity change at the snapshot's last index: a blocked
+// evaluation computed before then must be retried, or one whose unblock
+// was lost with the old leader would wait for the next change forever.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	fresh, err := state.NewStateStore()
 	if err != nil {
 		return err
 	}
-	if err := restoreInto(fresh, bufio.NewReader(rc)); err != nil {
+	last, err := restoreInto(fresh, bufio.NewReader(rc))
+	if err != nil {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
 	f.mu.Lock()
@@ -162,35 +168,38 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.state = fresh
 	f.mu.Unlock()
 	old.Abandon()
+	f.capacityChanged(last)
 	return nil
 }
 
-func restoreInto(s *state.StateStore, r *bufio.Reader) error {
+// restoreInto loads the stream into s and returns the header's last
+// index.
+func restoreInto(s *state.StateStore, r *bufio.Reader) (uint64, error) {
 	// The decoder reads through r's ByteScanner without reading ahead, so
 	// record bytes and objects can be interleaved on the same reader.
 	dec := codec.NewDecoder(r, structs.MsgpackHandle)
 	var hdr snapshotHeader
 	if err := dec.Decode(&hdr); err != nil {
-		return fmt.Errorf("header: %w", err)
+		return 0, fmt.Errorf("header: %w", err)
 	}
 	if hdr.Version != snapshotVersion {
-		return fmt.Errorf("snapshot version %d, want %d", hdr.Version, snapshotVersion)
+		return 0, fmt.Errorf("snapshot version %d, want %d", hdr.Version, snapshotVersion)
 	}
 	restore, err := s.Restore()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer restore.Abort()
 	for {
 		b, err := r.ReadByte()
 		if errors.Is(err, io.EOF) {
-			return restore.Commit()
+			return hdr.LastIndex, restore.Commit()
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if err := restoreRecord(restore, dec, recordType(b)); err != nil {
-			return err
+			return 0, err
 		}
 	}
 }

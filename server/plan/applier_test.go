@@ -338,3 +338,19 @@ func TestApplier_NoOpCommitsNothing(t *testing.T) {
 			before, h.raft.calls, res.AllocIndex, h.raft.index)
 	}
 }
+
+func TestApplier_AllocMustNameItsPlanNode(t *testing.T) {
+	h := newHarness(t, gpuNode("n1", 2), gpuNode("n2", 2))
+	h.submit(t, &structs.Plan{EvalID: "e1", NodeAllocation: placements(h.alloc("a", "n2", 3000))})
+
+	// Listed under n1 (where it fits) but naming n2, which has 1000 MHz
+	// left: committing it would overcommit n2 unchecked.
+	sneaky := h.alloc("b", "n2", 3000)
+	res := h.submit(t, &structs.Plan{EvalID: "e2", NodeAllocation: map[string][]*structs.Allocation{"n1": {sneaky}}})
+	if !slices.Equal(res.RejectedNodes, []string{"n1"}) {
+		t.Errorf("RejectedNodes = %v, want [n1]", res.RejectedNodes)
+	}
+	if b, _ := h.raft.store.AllocByID(nil, "b"); b != nil {
+		t.Errorf("alloc b committed on %s", b.NodeID)
+	}
+}

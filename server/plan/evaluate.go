@@ -59,6 +59,13 @@ func evaluateNode(st State, plan *structs.Plan, nodeID string) (string, error) {
 	if len(placements) == 0 {
 		return "", nil
 	}
+	// The re-check below is for nodeID; an allocation naming another node
+	// would be stored there, unchecked.
+	for _, a := range placements {
+		if a.NodeID != nodeID {
+			return fmt.Sprintf("alloc %s names node %s", structs.ShortID(a.ID), a.NodeID), nil
+		}
+	}
 	node, err := st.NodeByID(nil, nodeID)
 	if err != nil {
 		return "", err

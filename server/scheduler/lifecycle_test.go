@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/server/scheduler/schedtest"
@@ -73,6 +74,8 @@ func TestScaleUpPlacesLowestFreeIndexes(t *testing.T) {
 		}
 	}
 
+	// web[1]'s replacement is a reschedule: it waits out the delay.
+	h.Advance(time.Minute)
 	job.TaskGroups[0].Count = 4
 	process(t, h, h.RegisterJob(job))
 
@@ -166,6 +169,7 @@ func TestBatchCompleteNotRerunFailedReplaced(t *testing.T) {
 	}
 
 	h.SetClientStatus(allocs[1].ID, structs.AllocClientStatusFailed)
+	h.Advance(scheduler.DefaultReschedulePolicy(structs.JobTypeBatch).Delay)
 	process(t, h, h.NewEval(job, structs.EvalTriggerRetryFailed))
 	live := h.LiveAllocs(ns, "train")
 	if len(live) != 1 || live[0].Name != allocs[1].Name || live[0].ID == allocs[1].ID {
@@ -181,6 +185,7 @@ func TestServiceFailedAllocReplaced(t *testing.T) {
 	old := onlyAlloc(t, h, "web")
 	h.SetClientStatus(old.ID, structs.AllocClientStatusFailed)
 
+	h.Advance(scheduler.DefaultReschedulePolicy(structs.JobTypeService).Delay)
 	process(t, h, h.NewEval(job, structs.EvalTriggerRetryFailed))
 
 	repl := onlyAlloc(t, h, "web")
@@ -298,6 +303,24 @@ func TestPlanNeverCommittedFailsEval(t *testing.T) {
 	e := lastUpdate(t, h)
 	if e.Status != structs.EvalStatusFailed || e.StatusDescription != "maximum plan attempts reached (5)" {
 		t.Errorf("eval: got %s %q, want failed after 5 attempts", e.Status, e.StatusDescription)
+	}
+	// The job still misses its allocation: a blocked eval retries it when
+	// capacity changes.
+	created := h.CreatedEvals()
+	if len(created) != 1 || created[0].Status != structs.EvalStatusBlocked ||
+		created[0].TriggeredBy != structs.EvalTriggerMaxPlans || e.BlockedEval != created[0].ID {
+		t.Fatalf("created evals: got %+v, want one blocked %s eval linked from the failed one", created, structs.EvalTriggerMaxPlans)
+	}
+
+	// That blocked eval failing the same way goes back to waiting.
+	if err := h.Process(h.Eval(created[0].ID)); err != nil {
+		t.Fatalf("process blocked: %v", err)
+	}
+	if got := h.ReblockedEvals(); len(got) != 1 || got[0].ID != created[0].ID {
+		t.Errorf("reblocked: got %d evals, want the blocked one", len(got))
+	}
+	if n := len(h.CreatedEvals()); n != 1 {
+		t.Errorf("created evals: got %d, want still 1", n)
 	}
 }
 

@@ -44,7 +44,8 @@ type reconciliation struct {
 // Per group, the allocations that count are the live ones (desired run,
 // not finished on the client) and, for batch jobs, those that completed:
 // a completed batch allocation is never rerun. Failed and lost ones do
-// not count, so their names are placed again. Live allocations on a down
+// not count, so their names are placed again (limitReschedules then
+// decides when a failed one's replacement may be placed). Live allocations on a down
 // or missing node are stopped as lost and replaced; those whose name index
 // is at or past Count (or duplicates a kept name) are stopped, highest
 // index first; those of an older job version whose group changed are

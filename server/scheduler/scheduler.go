@@ -58,7 +58,8 @@ const maxPlanAttempts = 5
 type Option func(*config)
 
 type config struct {
-	now func() time.Time
+	now        func() time.Time
+	reschedule map[string]ReschedulePolicy
 }
 
 // WithNow sets the clock used for allocation and evaluation timestamps and
@@ -84,24 +85,31 @@ func New(jobType string, logger hclog.Logger, state State, planner Planner, opts
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	policy, ok := cfg.reschedule[jobType]
+	if !ok {
+		policy = DefaultReschedulePolicy(jobType)
+	}
 	return &GenericScheduler{
-		logger:  logger.Named("scheduler").With("type", jobType),
-		state:   state,
-		planner: planner,
-		batch:   jobType == structs.JobTypeBatch,
-		now:     cfg.now,
+		logger:     logger.Named("scheduler").With("type", jobType),
+		state:      state,
+		planner:    planner,
+		batch:      jobType == structs.JobTypeBatch,
+		reschedule: policy,
+		now:        cfg.now,
 	}, nil
 }
 
 // GenericScheduler schedules service and batch jobs: every group runs
 // Count allocations on nodes chosen by bin-packing. Batch allocations that
-// completed are done and count towards Count.
+// completed are done and count towards Count. Failed allocations are
+// replaced as the ReschedulePolicy allows.
 type GenericScheduler struct {
-	logger  hclog.Logger
-	state   State
-	planner Planner
-	batch   bool
-	now     func() time.Time
+	logger     hclog.Logger
+	state      State
+	planner    Planner
+	batch      bool
+	reschedule ReschedulePolicy
+	now        func() time.Time
 }
 
 // outcome is what one attempt at an evaluation produced.
@@ -110,6 +118,9 @@ type outcome struct {
 	failed        map[string]*structs.AllocMetric // per group, nil when all placed
 	queued        map[string]int
 	committed     bool // the plan was empty or fully committed
+	// retryAt is when a delayed reschedule becomes due (zero: none).
+	retryAt time.Time
+	gaveUp  []string // allocation names not replaced any more
 }
 
 // Process implements Scheduler.
@@ -152,6 +163,7 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	}
 
 	rec := reconcile(job, allocs, nodesByID(nodes), s.batch)
+	resched := limitReschedules(s.reschedule, job, allocs, rec.place, s.now())
 	plan := &structs.Plan{EvalID: eval.ID, Priority: eval.Priority, Job: job, SnapshotIndex: index}
 	if job != nil {
 		plan.Priority = job.Priority
@@ -159,9 +171,9 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	for _, st := range rec.stops {
 		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
 	}
-	out := &outcome{snapshotIndex: index}
+	out := &outcome{snapshotIndex: index, retryAt: resched.retryAt, gaveUp: resched.gaveUp}
 	p := newPlacer(s.state, plan, eval, s.now)
-	if out.failed, out.queued, err = p.placeAll(job, nodes, rec.place); err != nil {
+	if out.failed, out.queued, err = p.placeAll(job, nodes, resched.place); err != nil {
 		return nil, err
 	}
 	if plan.IsNoOp() {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -10,9 +11,13 @@ import (
 // finish records a committed attempt on the evaluation. When placements
 // failed, a blocked evaluation waits for capacity: the one being processed
 // goes back to the blocked set if it was blocked already, otherwise a new
-// one is created and linked. Everything else completes the evaluation.
+// one is created and linked. Delayed reschedules get a follow-up
+// evaluation. Everything else completes the evaluation.
 func (s *GenericScheduler) finish(eval *structs.Evaluation, out *outcome) error {
 	e := s.record(eval, out)
+	if err := s.followUp(e, out); err != nil {
+		return err
+	}
 	if len(out.failed) > 0 {
 		if eval.Status == structs.EvalStatusBlocked {
 			if err := s.planner.ReblockEval(e); err != nil {
@@ -20,29 +25,67 @@ func (s *GenericScheduler) finish(eval *structs.Evaluation, out *outcome) error 
 			}
 			return nil
 		}
-		blocked := eval.CreateBlockedEval(copyMetrics(out.failed), s.now())
-		blocked.QueuedAllocations = maps.Clone(out.queued)
-		if err := s.planner.CreateEval(blocked); err != nil {
-			return fmt.Errorf("create blocked eval for %s: %w", eval.ID, err)
+		if err := s.createBlocked(e, eval, out, structs.EvalTriggerQueuedAllocs); err != nil {
+			return err
 		}
-		e.BlockedEval = blocked.ID
 	}
 	e.Status = structs.EvalStatusComplete
-	e.StatusDescription = ""
 	if err := s.planner.UpdateEval(e); err != nil {
 		return fmt.Errorf("update eval %s: %w", eval.ID, err)
 	}
 	return nil
 }
 
-// fail marks the evaluation failed with desc.
+// fail marks the evaluation failed with desc. Its job still misses
+// allocations, so a blocked evaluation retries when capacity changes (a
+// blocked evaluation that fails goes back to waiting).
 func (s *GenericScheduler) fail(eval *structs.Evaluation, out *outcome, desc string) error {
 	e := s.record(eval, out)
+	if err := s.followUp(e, out); err != nil {
+		return err
+	}
+	if eval.Status == structs.EvalStatusBlocked {
+		e.StatusDescription = desc
+		if err := s.planner.ReblockEval(e); err != nil {
+			return fmt.Errorf("reblock eval %s: %w", eval.ID, err)
+		}
+		return nil
+	}
+	if err := s.createBlocked(e, eval, out, structs.EvalTriggerMaxPlans); err != nil {
+		return err
+	}
 	e.Status = structs.EvalStatusFailed
 	e.StatusDescription = desc
 	if err := s.planner.UpdateEval(e); err != nil {
 		return fmt.Errorf("update eval %s: %w", eval.ID, err)
 	}
+	return nil
+}
+
+// createBlocked creates the blocked evaluation that follows eval and
+// links it from e.
+func (s *GenericScheduler) createBlocked(e, eval *structs.Evaluation, out *outcome, trigger string) error {
+	blocked := eval.CreateBlockedEval(copyMetrics(out.failed), s.now())
+	blocked.TriggeredBy = trigger
+	blocked.QueuedAllocations = maps.Clone(out.queued)
+	if err := s.planner.CreateEval(blocked); err != nil {
+		return fmt.Errorf("create blocked eval for %s: %w", eval.ID, err)
+	}
+	e.BlockedEval = blocked.ID
+	return nil
+}
+
+// followUp creates the evaluation that places delayed reschedules when
+// they become due, and links it from e.
+func (s *GenericScheduler) followUp(e *structs.Evaluation, out *outcome) error {
+	if out.retryAt.IsZero() {
+		return nil
+	}
+	next := followUpEval(e, out.retryAt, s.now())
+	if err := s.planner.CreateEval(next); err != nil {
+		return fmt.Errorf("create follow-up eval for %s: %w", e.ID, err)
+	}
+	e.NextEval = next.ID
 	return nil
 }
 
@@ -53,6 +96,10 @@ func (s *GenericScheduler) record(eval *structs.Evaluation, out *outcome) *struc
 	e.QueuedAllocations = maps.Clone(out.queued)
 	e.SnapshotIndex = out.snapshotIndex
 	e.ModifyTime = s.now().UnixNano()
+	e.StatusDescription = ""
+	if len(out.gaveUp) > 0 {
+		e.StatusDescription = fmt.Sprintf("not rescheduled, attempts used up: %s", strings.Join(out.gaveUp, ", "))
+	}
 	return e
 }
 

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -14,21 +15,7 @@ import (
 // marks it lost. An allocation without a Job gets the one it had, or else
 // the job in state. The jobs' statuses are refreshed.
 func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
-	return s.write(func(txn *memdb.Txn) error {
-		touched := map[jobKey]struct{}{}
-		for _, alloc := range allocs {
-			if err := upsertAllocTxn(txn, index, alloc); err != nil {
-				return err
-			}
-			touched[jobKey{namespaceOf(alloc.Namespace), alloc.JobID}] = struct{}{}
-		}
-		if len(allocs) > 0 {
-			if err := setIndex(txn, TableAllocs, index); err != nil {
-				return err
-			}
-		}
-		return refreshJobStatuses(txn, index, touched)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.UpsertAllocs(allocs) })
 }
 
 func upsertAllocTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation) error {
@@ -73,30 +60,7 @@ func upsertAllocTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation) err
 // ClientDescription, TaskStates, ModifyTime) into the allocations at
 // index. Allocations not in state are ignored.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
-	return s.write(func(txn *memdb.Txn) error {
-		touched := map[jobKey]struct{}{}
-		for _, update := range allocs {
-			existing, err := first[*structs.Allocation](nil, txn, TableAllocs, indexID, update.ID)
-			if err != nil {
-				return err
-			}
-			if existing == nil {
-				continue
-			}
-			a := mergeClientUpdate(existing, update)
-			a.ModifyIndex = index
-			if err := txn.Insert(TableAllocs, a); err != nil {
-				return fmt.Errorf("update alloc %q: %w", a.ID, err)
-			}
-			touched[jobKey{a.Namespace, a.JobID}] = struct{}{}
-		}
-		if len(touched) > 0 {
-			if err := setIndex(txn, TableAllocs, index); err != nil {
-				return err
-			}
-		}
-		return refreshJobStatuses(txn, index, touched)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.UpdateAllocsFromClient(allocs) })
 }
 
 // mergeClientUpdate returns a copy of existing with what the client
@@ -110,13 +74,23 @@ func mergeClientUpdate(existing, update *structs.Allocation) *structs.Allocation
 	if update.TaskStates != nil {
 		a.TaskStates = make(map[string]*structs.TaskState, len(update.TaskStates))
 		for name, ts := range update.TaskStates {
-			a.TaskStates[name] = ts.Copy()
+			if ts != nil {
+				a.TaskStates[name] = copyTaskState(ts)
+			}
 		}
 	}
 	if update.ModifyTime != 0 {
 		a.ModifyTime = update.ModifyTime
 	}
 	return a
+}
+
+// copyTaskState copies ts without the nil events a faulty client may
+// send, so that later copies and readers never meet a nil event.
+func copyTaskState(ts *structs.TaskState) *structs.TaskState {
+	clean := *ts
+	clean.Events = slices.DeleteFunc(slices.Clone(ts.Events), func(e *structs.TaskEvent) bool { return e == nil })
+	return clean.Copy()
 }
 
 // AllocByID returns the allocation with id, or nil.

@@ -12,21 +12,7 @@ import (
 // CreateIndex of those already present, and refreshes their jobs'
 // statuses.
 func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
-	return s.write(func(txn *memdb.Txn) error {
-		touched := map[jobKey]struct{}{}
-		for _, eval := range evals {
-			if err := upsertEvalTxn(txn, index, eval); err != nil {
-				return err
-			}
-			touched[jobKey{namespaceOf(eval.Namespace), eval.JobID}] = struct{}{}
-		}
-		if len(evals) > 0 {
-			if err := setIndex(txn, TableEvals, index); err != nil {
-				return err
-			}
-		}
-		return refreshJobStatuses(txn, index, touched)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.UpsertEvals(evals) })
 }
 
 func upsertEvalTxn(txn *memdb.Txn, index uint64, eval *structs.Evaluation) error {

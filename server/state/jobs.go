@@ -25,14 +25,15 @@ func namespaceOf(ns string) string {
 // Status is computed, not taken from the caller; SubmitTime is the
 // caller's.
 func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
-	return s.write(func(txn *memdb.Txn) error {
-		return upsertJobTxn(txn, index, job)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.UpsertJob(job) })
 }
 
 func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
 	if job == nil || job.ID == "" {
 		return fmt.Errorf("upsert job: missing ID: %w", structs.ErrInvalid)
+	}
+	if err := job.CheckShape(); err != nil {
+		return fmt.Errorf("upsert job: %w", err)
 	}
 	j := job.Copy()
 	j.Namespace = namespaceOf(j.Namespace)
@@ -75,16 +76,7 @@ func specEqual(a, b *structs.Job) bool {
 // for the scheduler to stop and the garbage collector to reap. Deleting
 // an absent job does nothing.
 func (s *StateStore) DeleteJob(index uint64, namespace, jobID string) error {
-	return s.write(func(txn *memdb.Txn) error {
-		existing, err := first[*structs.Job](nil, txn, TableJobs, indexID, namespaceOf(namespace), jobID)
-		if err != nil || existing == nil {
-			return err
-		}
-		if err := txn.Delete(TableJobs, existing); err != nil {
-			return fmt.Errorf("delete job %q: %w", jobID, err)
-		}
-		return setIndex(txn, TableJobs, index)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.DeleteJob(namespace, jobID) })
 }
 
 // JobByID returns the job, or nil. An empty namespace is the default one.

@@ -12,14 +12,15 @@ import (
 // UpsertNode registers or re-registers a node at index. A re-registered
 // node keeps its CreateIndex.
 func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
-	return s.write(func(txn *memdb.Txn) error {
-		return upsertNodeTxn(txn, index, node)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.UpsertNode(node) })
 }
 
 func upsertNodeTxn(txn *memdb.Txn, index uint64, node *structs.Node) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("upsert node: missing ID: %w", structs.ErrInvalid)
+	}
+	if err := node.CheckShape(); err != nil {
+		return fmt.Errorf("upsert node: %w", err)
 	}
 	existing, err := first[*structs.Node](nil, txn, TableNodes, indexID, node.ID)
 	if err != nil {
@@ -40,41 +41,13 @@ func upsertNodeTxn(txn *memdb.Txn, index uint64, node *structs.Node) error {
 // UpdateNodeStatus sets a node's status and when it was updated. An
 // unknown node is an error wrapping structs.ErrUnknownNode.
 func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64) error {
-	return s.write(func(txn *memdb.Txn) error {
-		existing, err := first[*structs.Node](nil, txn, TableNodes, indexID, nodeID)
-		if err != nil {
-			return err
-		}
-		if existing == nil {
-			return fmt.Errorf("update status of node %q: %w", nodeID, structs.ErrUnknownNode)
-		}
-		n := existing.Copy()
-		n.Status = status
-		n.StatusUpdatedAt = updatedAt
-		n.ModifyIndex = index
-		if err := txn.Insert(TableNodes, n); err != nil {
-			return fmt.Errorf("update status of node %q: %w", nodeID, err)
-		}
-		return setIndex(txn, TableNodes, index)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.UpdateNodeStatus(nodeID, status, updatedAt) })
 }
 
 // DeleteNode removes a node. An unknown node is an error wrapping
 // structs.ErrUnknownNode. The node's allocations are left alone.
 func (s *StateStore) DeleteNode(index uint64, nodeID string) error {
-	return s.write(func(txn *memdb.Txn) error {
-		existing, err := first[*structs.Node](nil, txn, TableNodes, indexID, nodeID)
-		if err != nil {
-			return err
-		}
-		if existing == nil {
-			return fmt.Errorf("delete node %q: %w", nodeID, structs.ErrUnknownNode)
-		}
-		if err := txn.Delete(TableNodes, existing); err != nil {
-			return fmt.Errorf("delete node %q: %w", nodeID, err)
-		}
-		return setIndex(txn, TableNodes, index)
-	})
+	return s.Write(index, func(tx *Txn) error { return tx.DeleteNode(nodeID) })
 }
 
 // NodeByID returns the node with id, or nil.

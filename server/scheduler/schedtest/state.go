@@ -80,14 +80,15 @@ func (h *Harness) SetNodeStatus(nodeID, status string) {
 }
 
 // SetClientStatus reports a client status for an allocation, as its
-// client would.
+// client would, stamped with the harness clock as the servers stamp it.
 func (h *Harness) SetClientStatus(allocID, status string) {
 	h.t.Helper()
 	a, err := h.State.AllocByID(nil, allocID)
 	if err != nil || a == nil {
 		h.t.Fatalf("read alloc %s: %v (found %v)", allocID, err, a != nil)
 	}
-	update := &structs.Allocation{ID: a.ID, NodeID: a.NodeID, JobID: a.JobID, Namespace: a.Namespace, ClientStatus: status}
+	update := &structs.Allocation{ID: a.ID, NodeID: a.NodeID, JobID: a.JobID, Namespace: a.Namespace, ClientStatus: status,
+		ModifyTime: h.Now().UnixNano()}
 	if err := h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{update}); err != nil {
 		h.t.Fatalf("update alloc %s: %v", allocID, err)
 	}
