@@ -311,6 +311,7 @@ func decodeBody(resp *http.Response, out any) error {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("decode response: %w", err)
 	}
+	dropNulls(out)
 	return nil
 }
 

@@ -16,7 +16,13 @@ func (c *Client) watchAllocs(ctx context.Context) {
 	case <-ctx.Done():
 		return
 	}
-	var index uint64
+	// index is what the next query blocks on: the last answer's, so that
+	// queries block on a server whose index went back too. acted is the
+	// newest answer acted on: Raft indexes only grow, so an answer at or
+	// below it is a timed-out query or an older view (a lagging server),
+	// and acting on an older view would kill allocations it does not know
+	// yet.
+	var index, acted uint64
 	retry := c.cfg.RetryInterval
 	for ctx.Err() == nil {
 		req := &structs.NodeSpecificRequest{
@@ -29,7 +35,7 @@ func (c *Client) watchAllocs(ctx context.Context) {
 			},
 		}
 		var resp structs.NodeAllocsResponse
-		if err := c.rpc.call(ctx, structs.RPCNodeGetAllocs, req, &resp); err != nil {
+		if err := c.rpc.callBlocking(ctx, c.cfg.MaxQueryTime, structs.RPCNodeGetAllocs, req, &resp); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -39,9 +45,15 @@ func (c *Client) watchAllocs(ctx context.Context) {
 			continue
 		}
 		retry = c.cfg.RetryInterval
-		// A lower index means the servers' state was rebuilt; take it.
 		// Index 0 would make every next query return at once.
 		index = max(resp.Index, 1)
+		if resp.Index <= acted {
+			if resp.Index < acted {
+				c.logger.Debug("allocations answer older than one acted on; waiting for a newer one", "index", resp.Index, "acted", acted)
+			}
+			continue
+		}
+		acted = resp.Index
 		c.reconcile(resp.Allocs)
 	}
 }
@@ -107,19 +119,44 @@ func (c *Client) queueUpdate(a *structs.Allocation) {
 }
 
 // updateLoop sends queued allocation updates every UpdateInterval until
-// ctx ends, then once more, bounded by finalFlushTimeout.
+// ctx ends, then flushes what is left. After a failed send it waits
+// RetryInterval before the next, so that a fleet does not hammer servers
+// that are down or refusing.
 func (c *Client) updateLoop(ctx context.Context) {
 	defer close(c.updaterDone)
 	t := time.NewTicker(c.cfg.UpdateInterval)
 	defer t.Stop()
+	var notBefore time.Time
 	for {
 		select {
-		case <-t.C:
-			c.flushUpdates(ctx)
+		case now := <-t.C:
+			if now.Before(notBefore) {
+				continue
+			}
+			if err := c.flushUpdates(ctx); err != nil {
+				notBefore = now.Add(c.cfg.RetryInterval)
+			}
 		case <-ctx.Done():
-			final, cancel := context.WithTimeout(context.Background(), finalFlushTimeout)
-			c.flushUpdates(final)
-			cancel()
+			c.finalFlush()
+			return
+		}
+	}
+}
+
+// finalFlush sends the queued updates at shutdown, retrying until they
+// are through or finalFlushTimeout passes: the last states of the tasks
+// the client just killed must reach the servers, and one send on a
+// connection that broke meanwhile is not enough.
+func (c *Client) finalFlush() {
+	ctx, cancel := context.WithTimeout(context.Background(), finalFlushTimeout)
+	defer cancel()
+	for {
+		err := c.flushUpdates(ctx)
+		if err == nil {
+			return
+		}
+		if !sleep(ctx, finalFlushRetry) {
+			c.logger.Error("final allocation updates not sent", "error", err)
 			return
 		}
 	}
@@ -127,11 +164,11 @@ func (c *Client) updateLoop(ctx context.Context) {
 
 // flushUpdates sends the queued updates in one Node.UpdateAlloc. On
 // failure they are queued again unless a newer one arrived meanwhile.
-func (c *Client) flushUpdates(ctx context.Context) {
+func (c *Client) flushUpdates(ctx context.Context) error {
 	c.updMu.Lock()
 	if len(c.pending) == 0 {
 		c.updMu.Unlock()
-		return
+		return nil
 	}
 	batch := make([]*structs.Allocation, 0, len(c.pending))
 	for _, a := range c.pending {
@@ -151,7 +188,8 @@ func (c *Client) flushUpdates(ctx context.Context) {
 			}
 		}
 		c.updMu.Unlock()
-		return
+		return err
 	}
 	c.logger.Debug("allocation updates sent", "count", len(batch), "index", resp.Index)
+	return nil
 }

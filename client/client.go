@@ -42,8 +42,10 @@ const (
 	DefaultRetryInterval  = time.Second
 	DefaultMaxQueryTime   = 5 * time.Minute
 	DefaultHeartbeatTTL   = 10 * time.Second
+	DefaultRPCTimeout     = 10 * time.Second
 	maxRetryInterval      = 30 * time.Second
 	finalFlushTimeout     = 2 * time.Second
+	finalFlushRetry       = 50 * time.Millisecond
 )
 
 // Config configures a client.
@@ -81,6 +83,10 @@ type Config struct {
 	// MaxQueryTime bounds one blocking allocation query; 0 is
 	// DefaultMaxQueryTime.
 	MaxQueryTime time.Duration
+	// RPCTimeout is how long the client waits for a server's answer
+	// (beyond MaxQueryTime for a blocking query) before it gives up on
+	// that server and tries the next; 0 is DefaultRPCTimeout.
+	RPCTimeout time.Duration
 }
 
 // Client is a running node agent.
@@ -144,7 +150,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	}
 	c.node = node
 	c.cancel = cancel
-	c.rpc = newRPCPool(c.cfg.Servers, c.logger)
+	c.rpc = newRPCPool(c.cfg.Servers, c.cfg.RPCTimeout, c.logger)
 	total, _ := node.GPUCount()
 	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)
 
@@ -177,6 +183,9 @@ func (c *Client) applyDefaults() {
 	}
 	if cfg.MaxQueryTime <= 0 {
 		cfg.MaxQueryTime = DefaultMaxQueryTime
+	}
+	if cfg.RPCTimeout <= 0 {
+		cfg.RPCTimeout = DefaultRPCTimeout
 	}
 	c.drivers = cfg.Drivers
 	if c.drivers == nil {
@@ -293,7 +302,9 @@ func (c *Client) heartbeatUntilUnknown(ctx context.Context, ttl time.Duration) {
 			WriteRequest: structs.WriteRequest{Region: c.cfg.Region},
 		}
 		var resp structs.NodeUpdateResponse
-		err := c.rpc.call(ctx, structs.RPCNodeUpdateStatus, req, &resp)
+		// A beat that waits long for its answer would let the TTL run
+		// out: give up early enough to try another server in time.
+		err := c.rpc.callWithin(ctx, min(c.cfg.RPCTimeout, ttl/4), structs.RPCNodeUpdateStatus, req, &resp)
 		switch {
 		case err == nil:
 			c.rpc.addServers(resp.Servers)

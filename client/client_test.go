@@ -327,3 +327,90 @@ func TestLogPathRejectsTraversal(t *testing.T) {
 		}
 	}
 }
+
+// TestFinalUpdateRetriedAtShutdown: the status of tasks killed at
+// shutdown reaches the servers even when the first send of it breaks.
+func TestFinalUpdateRetriedAtShutdown(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	cfg := testConfig(t, srv.addr())
+	cfg.UpdateInterval = time.Hour // only the shutdown flush sends updates
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
+	a := batchAlloc(c.NodeID(), `echo started; exec sleep 30`)
+	srv.putAlloc(a)
+	path, _ := c.LogPath(a.ID, "t", false)
+	waitFor(t, "task start", func() bool { b, _ := os.ReadFile(path); return len(b) > 0 })
+	srv.set(func(s *fakeServer) { s.breakUpdates = 1 })
+	if err := c.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.alloc(a.ID)
+	if got.ClientStatus != structs.AllocClientStatusComplete || got.TaskStates["t"] == nil || got.TaskStates["t"].State != structs.TaskStateDead {
+		t.Errorf("server has status %q, tasks %v; want complete with task t dead", got.ClientStatus, got.TaskStates)
+	}
+}
+
+// TestUpdatesBackOffWhileRefused: a server refusing updates gets one
+// try per RetryInterval, not one per UpdateInterval.
+func TestUpdatesBackOffWhileRefused(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	cfg := testConfig(t, srv.addr())
+	cfg.UpdateInterval = 5 * time.Millisecond
+	cfg.RetryInterval = 200 * time.Millisecond
+	c := startClient(t, cfg)
+	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
+	srv.set(func(s *fakeServer) { s.refuseUpdates = true })
+	srv.putAlloc(batchAlloc(c.NodeID(), `exec sleep 30`))
+	time.Sleep(600 * time.Millisecond) // measuring a rate: nothing to poll for
+	var calls int
+	srv.set(func(s *fakeServer) { calls, s.refuseUpdates = s.updateCalls, false })
+	if calls < 1 || calls > 5 {
+		t.Errorf("%d update calls in 600ms while refused, want 1 to 5 (one per 200ms retry interval)", calls)
+	}
+}
+
+// TestStaleAllocsAnswerKillsNothing: an answer older than one the client
+// already acted on (a lagging server) must not stop allocations that the
+// older view does not know yet.
+func TestStaleAllocsAnswerKillsNothing(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	cfg := testConfig(t, srv.addr())
+	cfg.MaxQueryTime = 50 * time.Millisecond
+	c := startClient(t, cfg)
+	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
+	var before uint64
+	srv.set(func(s *fakeServer) { before = s.index })
+	a := batchAlloc(c.NodeID(), `exec sleep 30`)
+	srv.putAlloc(a)
+	waitFor(t, "allocation running", func() bool {
+		got := srv.alloc(a.ID)
+		return got != nil && got.ClientStatus == structs.AllocClientStatusRunning
+	})
+	// The lagging server answers its old view when queries time out, then
+	// catches up part of the way, still without the allocation.
+	srv.rewind(before, a.ID)
+	staleAnswers := func(n int) {
+		var calls int
+		srv.set(func(s *fakeServer) { calls = s.getAllocsCalls })
+		waitFor(t, "stale answers", func() bool {
+			var now int
+			srv.set(func(s *fakeServer) { now = s.getAllocsCalls })
+			return now >= calls+n
+		})
+	}
+	staleAnswers(2)
+	srv.set(func(s *fakeServer) { s.bumpLocked() })
+	staleAnswers(2)
+	c.allocMu.Lock()
+	r := c.runners[a.ID]
+	c.allocMu.Unlock()
+	if r == nil {
+		t.Fatal("the client forgot the allocation")
+	}
+	if st := r.ar.Alloc().TaskStates["t"]; st.State != structs.TaskStateRunning {
+		t.Errorf("task is %q after a stale answer, want still running; events %v", st.State, st.Events)
+	}
+}

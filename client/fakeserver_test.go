@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/rpc"
@@ -31,6 +32,34 @@ type fakeServer struct {
 	updates    []*structs.Allocation
 	conns      []net.Conn
 	closed     bool
+	// updateCalls counts Node.UpdateAlloc calls; while refuseUpdates is
+	// set they fail with a server error, and the next breakUpdates of
+	// them break every connection instead of answering.
+	updateCalls   int
+	refuseUpdates bool
+	breakUpdates  int
+	// follower makes every call answer "not the leader".
+	follower bool
+	// getAllocsCalls counts Node.GetAllocs answers.
+	getAllocsCalls int
+}
+
+// rewind makes the server look like one whose state lags behind: its
+// index goes back and the given allocations are unknown to it. Blocked
+// queries are not woken: they answer the old view when their wait ends.
+func (s *fakeServer) rewind(index uint64, forget ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.index = index
+	for _, id := range forget {
+		delete(s.allocs, id)
+	}
+}
+
+func (s *fakeServer) isFollower() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.follower
 }
 
 func newFakeServer(t *testing.T, ttl time.Duration) *fakeServer {
@@ -113,6 +142,13 @@ func (s *fakeServer) putAlloc(a *structs.Allocation) {
 	s.allocs[a.ID] = a
 }
 
+// set changes the server's state under its lock.
+func (s *fakeServer) set(fn func(s *fakeServer)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(s)
+}
+
 func (s *fakeServer) forgetNode(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -153,6 +189,9 @@ func (s *fakeServer) updatesFor(id string) []*structs.Allocation {
 type fakeNodeEndpoint struct{ s *fakeServer }
 
 func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if e.s.isFollower() {
+		return structs.ErrNotLeader
+	}
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -169,6 +208,9 @@ func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *st
 }
 
 func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	if e.s.isFollower() {
+		return structs.ErrNotLeader
+	}
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -182,6 +224,9 @@ func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, r
 }
 
 func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	if e.s.isFollower() {
+		return structs.ErrNotLeader
+	}
 	s := e.s
 	deadline := time.After(min(args.MaxQueryTime, 5*time.Minute))
 	for {
@@ -193,6 +238,7 @@ func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *s
 				}
 			}
 			reply.Index = s.index
+			s.getAllocsCalls++
 			s.mu.Unlock()
 			return nil
 		}
@@ -202,7 +248,13 @@ func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *s
 		case <-ch:
 		case <-deadline:
 			s.mu.Lock()
+			for _, a := range s.allocs {
+				if a.NodeID == args.NodeID {
+					reply.Allocs = append(reply.Allocs, a.Copy())
+				}
+			}
 			reply.Index = s.index
+			s.getAllocsCalls++
 			s.mu.Unlock()
 			return nil
 		}
@@ -210,9 +262,23 @@ func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *s
 }
 
 func (e *fakeNodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if e.s.isFollower() {
+		return structs.ErrNotLeader
+	}
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.updateCalls++
+	if s.refuseUpdates {
+		return errors.New("update alloc: no cluster leader")
+	}
+	if s.breakUpdates > 0 {
+		s.breakUpdates--
+		for _, c := range s.conns {
+			c.Close()
+		}
+		return errors.New("update alloc: connection broken")
+	}
 	for _, u := range args.Alloc {
 		s.updates = append(s.updates, u)
 		if a := s.allocs[u.ID]; a != nil {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/rpc"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,9 +23,15 @@ const dialTimeout = 5 * time.Second
 // connection at a time (calls are multiplexed on it), to the first server
 // in the list that answers. A transport error drops the connection and
 // moves on to the next server; errors the server returned are passed
-// through and keep the connection.
+// through and keep the connection, except "not the leader", which sends
+// the call on to the next server. A server that does not answer within
+// the pool's timeout counts as broken: a wedged server or a connection
+// that died silently must not hold heartbeats until TCP gives up.
 type rpcPool struct {
 	logger hclog.Logger
+	// timeout bounds waiting for one answer; a server that does not
+	// answer in time is dropped like a broken one. 0 waits forever.
+	timeout time.Duration
 
 	mu      sync.Mutex
 	servers []string
@@ -34,11 +41,11 @@ type rpcPool struct {
 	closed  bool
 }
 
-func newRPCPool(servers []string, logger hclog.Logger) *rpcPool {
+func newRPCPool(servers []string, timeout time.Duration, logger hclog.Logger) *rpcPool {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &rpcPool{servers: slices.Clone(servers), logger: logger}
+	return &rpcPool{servers: slices.Clone(servers), timeout: timeout, logger: logger}
 }
 
 // addServers appends servers not yet known, after the configured ones.
@@ -53,21 +60,68 @@ func (p *rpcPool) addServers(addrs []string) {
 }
 
 // call invokes method on a server. If ctx ends first it returns ctx's
-// error; the reply must then be discarded.
+// error; the reply must then be discarded, as after any error.
 func (p *rpcPool) call(ctx context.Context, method string, args, reply any) error {
+	return p.callWithin(ctx, p.timeout, method, args, reply)
+}
+
+// callBlocking is call for a blocking query that the server may hold for
+// up to wait before it answers.
+func (p *rpcPool) callBlocking(ctx context.Context, wait time.Duration, method string, args, reply any) error {
+	timeout := p.timeout
+	if timeout > 0 {
+		timeout += wait
+	}
+	return p.callWithin(ctx, timeout, method, args, reply)
+}
+
+// callWithin is call with its own timeout. A server that answers that it
+// is not the leader cannot serve the client (servers do not forward
+// node RPCs), so the call moves on to the next server, trying each once.
+func (p *rpcPool) callWithin(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
+	p.mu.Lock()
+	tries := max(len(p.servers), 1)
+	p.mu.Unlock()
+	for {
+		err := p.callOnce(ctx, timeout, method, args, reply)
+		tries--
+		if err == nil || tries == 0 || !isNotLeader(err) {
+			return err
+		}
+	}
+}
+
+// isNotLeader reports whether err is a server's "not the leader" answer
+// (net/rpc carries only its text).
+func isNotLeader(err error) bool {
+	var serverErr rpc.ServerError
+	return errors.As(err, &serverErr) && strings.Contains(string(serverErr), structs.ErrNotLeader.Error())
+}
+
+func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
 	c, err := p.client(ctx)
 	if err != nil {
 		return err
+	}
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
 	}
 	call := c.Go(method, args, reply, make(chan *rpc.Call, 1))
 	select {
 	case <-call.Done:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-expired:
+		err := fmt.Errorf("%s: no answer in %v", method, timeout)
+		p.drop(c, err)
+		return err
 	}
 	if err := call.Error; err != nil {
 		var serverErr rpc.ServerError
-		if !errors.As(err, &serverErr) {
+		if !errors.As(err, &serverErr) || isNotLeader(err) {
 			p.drop(c, err)
 		}
 		return fmt.Errorf("%s: %w", method, err)

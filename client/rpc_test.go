@@ -3,7 +3,10 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +15,7 @@ import (
 
 func TestRPCPoolErrors(t *testing.T) {
 	srv := newFakeServer(t, time.Second)
-	p := newRPCPool([]string{srv.addr()}, nil)
+	p := newRPCPool([]string{srv.addr()}, time.Minute, nil)
 	defer p.close()
 	ctx := context.Background()
 
@@ -49,11 +52,98 @@ func TestRPCPoolNoServerReachable(t *testing.T) {
 	down := newFakeServer(t, time.Second)
 	addr := down.addr()
 	down.close()
-	p := newRPCPool([]string{addr}, nil)
+	p := newRPCPool([]string{addr}, time.Minute, nil)
 	defer p.close()
 	var resp structs.NodeUpdateResponse
 	err := p.call(context.Background(), structs.RPCNodeRegister, &structs.NodeRegisterRequest{}, &resp)
 	if err == nil || !strings.Contains(err.Error(), "no server reachable") {
 		t.Errorf("call = %v, want no server reachable", err)
+	}
+}
+
+// wedgedServer accepts connections and reads them, but never answers: a
+// server stuck on a lock, or a peer gone without a reset.
+func wedgedServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer conn.Close()
+				io.Copy(io.Discard, conn)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestRPCPoolGivesUpOnSilentServer: a server that never answers is
+// dropped after the pool's timeout and the next call goes to the next
+// server, instead of every call hanging on the dead one.
+func TestRPCPoolGivesUpOnSilentServer(t *testing.T) {
+	good := newFakeServer(t, time.Second)
+	p := newRPCPool([]string{wedgedServer(t), good.addr()}, 100*time.Millisecond, nil)
+	defer p.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	node := &structs.Node{ID: structs.GenerateUUID()}
+	var resp structs.NodeUpdateResponse
+	err := p.call(ctx, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("call to the silent server = %v, want a 'no answer' error before the test's deadline", err)
+	}
+	if err := p.call(ctx, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp); err != nil {
+		t.Fatalf("next call = %v, want it answered by the other server", err)
+	}
+	if r, _ := good.counts(); r != 1 {
+		t.Errorf("good server saw %d registrations, want 1", r)
+	}
+
+	// A blocking query may take its wait, and a little more.
+	var allocs structs.NodeAllocsResponse
+	q := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: 300 * time.Millisecond}}
+	if err := p.callBlocking(ctx, 300*time.Millisecond, structs.RPCNodeGetAllocs, q, &allocs); err != nil {
+		t.Errorf("blocking query held for its wait = %v, want an answer", err)
+	}
+}
+
+// TestRPCPoolMovesOnFromFollower: servers do not forward node RPCs, so
+// a "not the leader" answer sends the call to the next server at once,
+// and later calls stay there.
+func TestRPCPoolMovesOnFromFollower(t *testing.T) {
+	follower, leader := newFakeServer(t, time.Second), newFakeServer(t, time.Second)
+	follower.set(func(s *fakeServer) { s.follower = true })
+	p := newRPCPool([]string{follower.addr(), leader.addr()}, time.Minute, nil)
+	defer p.close()
+	node := &structs.Node{ID: structs.GenerateUUID()}
+	for i := range 2 {
+		var resp structs.NodeUpdateResponse
+		if err := p.call(context.Background(), structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp); err != nil {
+			t.Fatalf("call %d = %v, want it answered by the leader", i, err)
+		}
+	}
+	if r, _ := leader.counts(); r != 2 {
+		t.Errorf("leader saw %d registrations, want 2", r)
+	}
+
+	// With no leader among the servers, the call fails after one try of each.
+	leader.set(func(s *fakeServer) { s.follower = true })
+	var resp structs.NodeUpdateResponse
+	err := p.call(context.Background(), structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp)
+	if !isNotLeader(errors.Unwrap(err)) {
+		t.Errorf("call with only followers = %v, want not the leader", err)
 	}
 }

@@ -75,6 +75,11 @@ func (c *JobRunCommand) Run(args []string) int {
 	if resp.Warnings != "" {
 		c.Ui.Warn("Job warnings:\n" + resp.Warnings)
 	}
+	if resp.EvalID == "" {
+		// Nothing to follow (a periodic or parameterized job, say).
+		c.Ui.Output("Job registration successful; no evaluation was created")
+		return exitPlaced
+	}
 	if detach {
 		c.Ui.Output("Job registration successful")
 		c.Ui.Output("Evaluation ID: " + resp.EvalID)

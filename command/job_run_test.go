@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -133,4 +134,44 @@ func TestAllocLines(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestJobRunOddEvalAnswers: an evaluation read that answers about another
+// evaluation (or none) ends the monitor with an error instead of waiting
+// forever for a status, and a registration without an evaluation has
+// nothing to follow.
+func TestJobRunOddEvalAnswers(t *testing.T) {
+	t.Run("other evaluation", func(t *testing.T) {
+		f, addr := newFakeAgent(t)
+		f.on("PUT /v1/jobs", &structs.JobRegisterResponse{EvalID: evalID1})
+		f.on("GET /v1/evaluation/"+evalID1, &structs.Evaluation{})
+		done := make(chan struct{})
+		var code int
+		var stderr string
+		go func() {
+			defer close(done)
+			code, _, stderr = run(t, addr, "job", "run", "testdata/good.hcl")
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("job run still monitoring an evaluation the agent does not describe")
+		}
+		if code != 1 || !strings.Contains(stderr, `answered with evaluation ""`) {
+			t.Errorf("exit %d, stderr %q; want 1 and the mismatch", code, stderr)
+		}
+	})
+	t.Run("no evaluation", func(t *testing.T) {
+		f, addr := newFakeAgent(t)
+		f.on("PUT /v1/jobs", &structs.JobRegisterResponse{})
+		code, stdout, stderr := run(t, addr, "job", "run", "testdata/good.hcl")
+		if code != 0 || !strings.Contains(stdout, "no evaluation was created") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want 0 and no monitoring", code, stdout, stderr)
+		}
+		for _, r := range f.requests() {
+			if strings.Contains(r, "/v1/evaluation") {
+				t.Errorf("read %s; want no evaluation read", r)
+			}
+		}
+	})
 }

@@ -60,6 +60,11 @@ func (m *evalMonitor) waitDone(ctx context.Context, evalID string) (*structs.Eva
 		case err != nil:
 			m.ui.Error(fmt.Sprintf("Error reading evaluation %q: %s", evalID, err))
 			return nil, exitError
+		case eval.ID != evalID:
+			// Following an answer about some other evaluation (or none)
+			// would wait forever for a status it never reaches.
+			m.ui.Error(fmt.Sprintf("Error reading evaluation %q: the agent answered with evaluation %q", evalID, eval.ID))
+			return nil, exitError
 		}
 		if eval.Status != status {
 			if status != "" {

@@ -293,6 +293,9 @@ func (tg *TaskGroup) Validate() error {
 		if rp.Attempts < 0 {
 			add("group %q: restart attempts %d must not be negative", tg.Name, rp.Attempts)
 		}
+		if rp.Delay < 0 || rp.Interval < 0 {
+			add("group %q: restart delay and interval must not be negative", tg.Name)
+		}
 	}
 	for _, c := range tg.Constraints {
 		if err := c.Validate(); err != nil {

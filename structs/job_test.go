@@ -116,6 +116,7 @@ func TestJobValidate(t *testing.T) {
 		{"no tasks", func(j *Job) { j.TaskGroups[0].Tasks = nil }, `group "g": missing task`},
 		{"restart mode", func(j *Job) { j.TaskGroups[0].RestartPolicy.Mode = "never" }, `restart mode "never"`},
 		{"restart attempts", func(j *Job) { j.TaskGroups[0].RestartPolicy.Attempts = -1 }, "restart attempts -1"},
+		{"restart delay", func(j *Job) { j.TaskGroups[0].RestartPolicy.Delay = -time.Second }, "restart delay and interval"},
 		{"duplicate task", func(j *Job) {
 			tg := j.TaskGroups[0]
 			tg.Tasks = append(tg.Tasks, tg.Tasks[0].Copy())

@@ -233,6 +233,10 @@ func TestRestartPolicyDelayMode(t *testing.T) {
 	for _, e := range ts.Events {
 		if e.Type == structs.TaskRestarting {
 			reasons = append(reasons, e.Details["restart_reason"])
+			// Shown to people: whole milliseconds, not "7.992520667s".
+			if d, err := time.ParseDuration(e.Details["restart_delay"]); err != nil || d != d.Round(time.Millisecond) {
+				t.Errorf("restart_delay = %q, want a duration in whole milliseconds", e.Details["restart_delay"])
+			}
 		}
 	}
 	if len(reasons) != 2 || reasons[0] != ReasonWithinPolicy || !strings.Contains(reasons[1], `mode is "delay"`) {
@@ -370,5 +374,23 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met in time")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestInvalidDriverConfigIsNotRestarted: a config the driver refuses
+// fails the task at once; waiting out the restart policy would only
+// delay the same refusal.
+func TestInvalidDriverConfigIsNotRestarted(t *testing.T) {
+	policy := &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: time.Minute, Mode: structs.RestartModeFail}
+	task := &structs.Task{Name: "t", Driver: "raw_exec", Config: map[string]any{"args": []any{"no command"}}}
+	ar, _ := newRunner(t, testAlloc(structs.JobTypeBatch, policy, task))
+	got := runToEnd(t, ar)
+	ts := got.TaskStates["t"]
+	if got.ClientStatus != structs.AllocClientStatusFailed || !ts.Failed || ts.Restarts != 0 {
+		t.Fatalf("status %q, task failed %v restarts %d; want failed at once", got.ClientStatus, ts.Failed, ts.Restarts)
+	}
+	last := ts.Events[len(ts.Events)-1]
+	if last.Type != structs.TaskNotRestart || last.Message != ReasonUnrecoverable {
+		t.Errorf("last event = %s %q, want %s %q", last.Type, last.Message, structs.TaskNotRestart, ReasonUnrecoverable)
 	}
 }

@@ -13,7 +13,14 @@ const (
 	ReasonWithinPolicy = "Restart within policy"
 	ReasonSuccess      = "Restart unnecessary as task terminated successfully"
 	ReasonNoRestarts   = "Policy allows no restarts"
+	// ReasonUnrecoverable: the driver refused the task's config, which
+	// no restart would change.
+	ReasonUnrecoverable = "Error was unrecoverable"
 )
+
+// minDelayModeWait is the least a task waits once it has used up its
+// attempts in mode "delay".
+const minDelayModeWait = time.Second
 
 // restartDecision is what follows a task's exit.
 type restartDecision struct {
@@ -62,7 +69,7 @@ func (r *restartTracker) next(now time.Time, res *drivers.ExitResult) restartDec
 	}
 	r.count++
 	if r.count <= p.Attempts {
-		return restartDecision{restart: true, delay: p.Delay, reason: ReasonWithinPolicy}
+		return restartDecision{restart: true, delay: max(p.Delay, 0), reason: ReasonWithinPolicy}
 	}
 	if p.Attempts == 0 && p.Mode != structs.RestartModeDelay {
 		return restartDecision{failed: true, reason: ReasonNoRestarts}
@@ -76,6 +83,10 @@ func (r *restartTracker) next(now time.Time, res *drivers.ExitResult) restartDec
 		if untilWindowEnds := r.windowStart.Add(p.Interval).Sub(now); untilWindowEnds > delay {
 			delay = untilWindowEnds
 		}
+	} else {
+		// Without a window to wait out and without a delay, a crashing
+		// task would be restarted as fast as it can fork, forever.
+		delay = max(delay, minDelayModeWait)
 	}
 	r.windowStart, r.count = time.Time{}, 0
 	return restartDecision{restart: true, delay: delay, reason: reason}

@@ -62,6 +62,22 @@ func TestRestartTracker(t *testing.T) {
 			},
 		},
 		{
+			name: "delay mode without delay or interval still waits", jobType: "service",
+			policy: &structs.RestartPolicy{Attempts: 1, Mode: "delay"},
+			exits:  []exit{{0, fail}, {0, fail}, {time.Second, fail}, {time.Second, fail}},
+			want: []want{
+				{restart: true, reason: ReasonWithinPolicy},
+				{restart: true, delay: minDelayModeWait, reason: `Exceeded allowed attempts 1 in interval 0s and mode is "delay"`},
+				{restart: true, reason: ReasonWithinPolicy},
+				{restart: true, delay: minDelayModeWait, reason: `Exceeded allowed attempts 1 in interval 0s and mode is "delay"`},
+			},
+		},
+		{
+			name: "negative delay is no delay", policy: &structs.RestartPolicy{Attempts: 1, Delay: -time.Second, Mode: "fail"}, jobType: "batch",
+			exits: []exit{{0, fail}},
+			want:  []want{{restart: true, reason: ReasonWithinPolicy}},
+		},
+		{
 			name: "no attempts allowed", policy: policy(0, "fail"), jobType: "batch",
 			exits: []exit{{0, fail}},
 			want:  []want{{failed: true, reason: ReasonNoRestarts}},

@@ -2,10 +2,12 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -89,15 +91,21 @@ func (tr *taskRunner) run() {
 		if wasKilled {
 			return
 		}
+		if errors.Is(res.Err, drivers.ErrInvalidConfig) {
+			// The same config would fail the same way on every restart.
+			tr.emit(&structs.TaskEvent{Type: structs.TaskNotRestart, Message: ReasonUnrecoverable}, tr.becomeDead(true))
+			return
+		}
 		d := tr.restarts.next(tr.ar.clock.Now(), res)
 		if !d.restart {
 			tr.emit(&structs.TaskEvent{Type: structs.TaskNotRestart, Message: d.reason}, tr.becomeDead(d.failed))
 			return
 		}
+		delay := d.delay.Round(time.Millisecond).String()
 		tr.emit(&structs.TaskEvent{
 			Type:    structs.TaskRestarting,
-			Message: fmt.Sprintf("%s; restarting in %v", d.reason, d.delay),
-			Details: map[string]string{"restart_reason": d.reason, "restart_delay": d.delay.String()},
+			Message: fmt.Sprintf("%s; restarting in %s", d.reason, delay),
+			Details: map[string]string{"restart_reason": d.reason, "restart_delay": delay},
 		}, func(s *structs.TaskState) {
 			s.State = structs.TaskStatePending
 			s.Restarts++

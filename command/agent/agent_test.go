@@ -285,3 +285,43 @@ func TestJobPlan(t *testing.T) {
 		t.Errorf("allocations after plans: got %s, want none", b)
 	}
 }
+
+// TestFollowLogOfTaskThatNeverStarted: following the log of a task that
+// failed to start answers once the task is dead, instead of waiting.
+func TestFollowLogOfTaskThatNeverStarted(t *testing.T) {
+	_, base := newTestAgent(t)
+	job := strings.Replace(blockingJob, `"/bin/true"`, `"/no/such/binary"`, 1)
+	req, _ := http.NewRequest("PUT", base+"/v1/jobs", strings.NewReader(job))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var allocID string
+	deadline := time.Now().Add(15 * time.Second)
+	for allocID == "" {
+		var allocs []struct{ ID, ClientStatus string }
+		r, err := http.Get(base + "/v1/job/sleepy/allocations")
+		if err == nil {
+			_ = json.NewDecoder(r.Body).Decode(&allocs)
+			r.Body.Close()
+		}
+		if len(allocs) > 0 && allocs[0].ClientStatus == "failed" {
+			allocID = allocs[0].ID
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no failed allocation after 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	r, err := c.Get(base + "/v1/client/fs/logs/" + allocID + "?task=t&type=stdout&follow=true&plain=true")
+	if err != nil {
+		t.Fatalf("follow logs of a dead task: %v", err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 && r.StatusCode != 404 {
+		t.Errorf("follow logs of a dead task: status %d (%s), want 200 or 404", r.StatusCode, body)
+	}
+}

@@ -64,7 +64,7 @@ func (h *httpAPI) logs(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	f, err := openWhenCreated(r, path, follow)
+	f, err := openWhenCreated(r, path, follow, func() bool { return h.taskDead(alloc.ID, task) })
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -152,8 +152,9 @@ func (h *httpAPI) taskDead(allocID, task string) bool {
 }
 
 // openWhenCreated opens a log file; when following, it waits for a task
-// that has not started yet to create it.
-func openWhenCreated(r *http.Request, path string, follow bool) (*os.File, error) {
+// that has not started yet to create it, unless the task is dead (a task
+// that failed in setup never writes a log).
+func openWhenCreated(r *http.Request, path string, follow bool, dead func() bool) (*os.File, error) {
 	for {
 		f, err := os.Open(path)
 		if err == nil {
@@ -162,8 +163,8 @@ func openWhenCreated(r *http.Request, path string, follow bool) (*os.File, error
 		if !errors.Is(err, fs.ErrNotExist) {
 			return nil, err
 		}
-		if !follow {
-			return nil, errorf(http.StatusNotFound, "no log yet at %s: has the task started?", path)
+		if !follow || dead() {
+			return nil, errorf(http.StatusNotFound, "no log at %s: the task has not started, or ended without writing one", path)
 		}
 		select {
 		case <-r.Context().Done():

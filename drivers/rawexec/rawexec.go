@@ -5,7 +5,8 @@
 // defaults when those are absent; nothing leaks from the agent's own
 // environment. The process runs in the task dir, in a new process group
 // (Setpgid), so Stop and Destroy signal the task and every child it
-// spawned. Output is appended to the given stdout/stderr files.
+// spawned, and children still in the group when the task's main process
+// exits are killed then. Output is appended to the given stdout/stderr files.
 //
 // Driver config:
 //
@@ -20,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,11 +57,19 @@ type Driver struct {
 }
 
 // task is one started process. done is closed after result is set.
+//
+// The process group is signalled only under mu and only until the
+// leader is reaped: the group's ID is the leader's PID, which the kernel
+// may hand to an unrelated process once the leader is reaped and its
+// group is empty, so a late kill(-pgid) could hit someone else's task.
 type task struct {
 	cmd    *exec.Cmd
 	pgid   int
 	done   chan struct{}
 	result *drivers.ExitResult
+
+	mu     sync.Mutex
+	reaped bool
 }
 
 // New returns a raw_exec driver. logger may be nil.
@@ -104,6 +114,10 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	}
 	err = cmd.Start()
 	closeOutputs(cmd)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		// The command is missing or not executable: no retry changes that.
+		return nil, fmt.Errorf("start %s: %w: %w", cfg.ID, drivers.ErrInvalidConfig, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
@@ -121,11 +135,37 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 }
 
 // wait reaps the process and records its result. It is the only
-// goroutine per task; it ends when the process exits.
+// goroutine per task; it ends when the process exits. Once the leader has
+// exited, and before it is reaped, whatever the task left running in its
+// group is killed: the task is over, and the group ID is still safe to
+// use.
 func (t *task) wait() {
-	err := t.cmd.Wait()
+	var err error
+	if waitExited(t.cmd.Process.Pid) {
+		t.mu.Lock()
+		_ = signalGroup(t.pgid, syscall.SIGKILL)
+		err = t.cmd.Wait() // reaps a zombie: returns at once
+		t.reaped = true
+		t.mu.Unlock()
+	} else {
+		err = t.cmd.Wait()
+		t.mu.Lock()
+		t.reaped = true
+		t.mu.Unlock()
+	}
 	t.result = exitResult(t.cmd.ProcessState, err)
 	close(t.done)
+}
+
+// signal signals the task's process group; it reports false, sending
+// nothing, once the leader has been reaped.
+func (t *task) signal(sig syscall.Signal) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped {
+		return false, nil
+	}
+	return true, signalGroup(t.pgid, sig)
 }
 
 func exitResult(ps *os.ProcessState, err error) *drivers.ExitResult {
@@ -183,13 +223,12 @@ func (d *Driver) Stop(taskID string, timeout time.Duration, signal string) error
 	if err != nil {
 		return err
 	}
-	select {
-	case <-t.done:
-		return nil
-	default:
-	}
-	if err := signalGroup(t.pgid, sig); err != nil {
+	sent, err := t.signal(sig)
+	if err != nil {
 		return fmt.Errorf("stop %s: %w", taskID, err)
+	}
+	if !sent {
+		return nil
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -199,7 +238,7 @@ func (d *Driver) Stop(taskID string, timeout time.Duration, signal string) error
 	case <-timer.C:
 	}
 	d.logger.Debug("task ignored kill signal; sending SIGKILL", "task_id", taskID, "signal", sig, "timeout", timeout)
-	if err := signalGroup(t.pgid, syscall.SIGKILL); err != nil {
+	if _, err := t.signal(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("stop %s: %w", taskID, err)
 	}
 	<-t.done
@@ -216,22 +255,25 @@ func (d *Driver) Signal(taskID string, signal string) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case <-t.done:
-		return fmt.Errorf("signal %s: task has exited", taskID)
-	default:
+	sent, err := t.signal(sig)
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", taskID, err)
 	}
-	return signalGroup(t.pgid, sig)
+	if !sent {
+		return fmt.Errorf("signal %s: task has exited", taskID)
+	}
+	return nil
 }
 
 // Destroy implements drivers.Driver. The whole process group gets
-// SIGKILL, so children the task left behind die with it.
+// SIGKILL, so children the task left behind die with it (if the task
+// already exited, wait did that).
 func (d *Driver) Destroy(taskID string) error {
 	t, err := d.lookup(taskID)
 	if err != nil {
 		return err
 	}
-	if err := signalGroup(t.pgid, syscall.SIGKILL); err != nil {
+	if _, err := t.signal(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("destroy %s: %w", taskID, err)
 	}
 	<-t.done
@@ -310,7 +352,7 @@ func lookPath(command, pathEnv, dir string) (string, error) {
 			return cand, nil
 		}
 	}
-	return "", fmt.Errorf("command %q not found in task PATH %q", command, pathEnv)
+	return "", fmt.Errorf("%w: command %q not found in task PATH %q", drivers.ErrInvalidConfig, command, pathEnv)
 }
 
 func buildCmd(cfg *drivers.TaskConfig, path string, args []string, env map[string]string) (*exec.Cmd, error) {

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/drivertest"
@@ -87,5 +90,75 @@ func TestCommandNotInTaskPath(t *testing.T) {
 	_, err := d.Start(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "not found in task PATH") {
 		t.Errorf("Start = %v, want a not-found error naming the task PATH", err)
+	}
+}
+
+// TestExitKillsLeftoverChildren: when the task's main process exits, the
+// children it left in its group are killed right then, while the group
+// ID cannot yet name anyone else's processes, not by a later Destroy.
+func TestExitKillsLeftoverChildren(t *testing.T) {
+	dir := t.TempDir()
+	d := New(nil)
+	cfg := &drivers.TaskConfig{
+		ID:         "leaves-child",
+		Config:     map[string]any{"command": "/bin/sh", "args": []any{"-c", `sleep 30 & echo $!`}},
+		TaskDir:    dir,
+		StdoutPath: filepath.Join(dir, "out"),
+	}
+	if _, err := d.Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Destroy(cfg.ID)
+	ch, err := d.Wait(context.Background(), cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := <-ch; res == nil || res.ExitCode != 0 {
+		t.Fatalf("exit = %v, want 0", res)
+	}
+	b, _ := os.ReadFile(cfg.StdoutPath)
+	child, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("child pid %q: %v", b, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(child, 0) == nil && !isZombie(child) {
+		if time.Now().After(deadline) {
+			syscall.Kill(child, syscall.SIGKILL)
+			t.Fatalf("child %d still runs after the task exited", child)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := d.Signal(cfg.ID, "SIGTERM"); err == nil {
+		t.Error("Signal after exit succeeded, want an error")
+	}
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// TestMissingCommandIsInvalidConfig: a command that is not there (or not
+// executable) is a config error, so the task runner does not retry it.
+func TestMissingCommandIsInvalidConfig(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "script")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range []string{"/no/such/binary", "no-such-command-anywhere", notExec} {
+		t.Run(command, func(t *testing.T) {
+			d := New(nil)
+			cfg := &drivers.TaskConfig{ID: "missing", Config: map[string]any{"command": command}, TaskDir: dir}
+			if _, err := d.Start(context.Background(), cfg); !errors.Is(err, drivers.ErrInvalidConfig) {
+				t.Errorf("Start = %v, want ErrInvalidConfig", err)
+			}
+		})
 	}
 }
