@@ -78,8 +78,11 @@ type TaskGroup struct {
 	Constraints   []*Constraint
 	Affinities    []*Affinity
 	RestartPolicy *RestartPolicy
-	Tasks         []*Task
-	Meta          map[string]string
+	// ReschedulePolicy says how failed allocations are replaced (nil:
+	// the job type's default, see structs/reschedule.go).
+	ReschedulePolicy *ReschedulePolicy
+	Tasks            []*Task
+	Meta             map[string]string
 }
 
 // Task is one process (or container) run by a driver.
@@ -497,6 +500,10 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp
+	}
+	if tg.ReschedulePolicy != nil {
+		rp := *tg.ReschedulePolicy
+		c.ReschedulePolicy = &rp
 	}
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
