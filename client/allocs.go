@@ -87,6 +87,9 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 		select {
 		case <-r.ar.WaitCh():
 			delete(c.runners, id)
+			if err := c.db.DeleteAlloc(id); err != nil {
+				c.logger.Warn("forgetting allocation state", "alloc_id", id, "error", err)
+			}
 		default:
 			r.ar.Kill("allocation removed by the servers")
 		}
@@ -100,6 +103,7 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Drivers:  c.drivers,
 		OnUpdate: c.queueUpdate,
 		Logger:   c.logger.Named("alloc"),
+		Store:    c.db,
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -108,6 +112,44 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 	c.runners[a.ID] = &runner{ar: ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus}
 	c.logger.Info("running allocation", "alloc_id", a.ID, "job", a.JobID, "group", a.TaskGroup, "gpus", a.DeviceIDs())
 	go ar.Run() // ends when its tasks are dead; Shutdown waits on WaitCh
+}
+
+// restoreRunners brings back the allocations an earlier client on this
+// DataDir ran, from its state file, before the first allocation query:
+// reconcile then treats them as its own, so an allocation that is still
+// running is neither started twice nor replaced. Their running tasks are
+// re-attached by the alloc runners.
+func (c *Client) restoreRunners() {
+	stored, bad, err := c.db.GetAllocs()
+	if err != nil {
+		c.logger.Error("reading client state; restoring nothing", "error", err)
+		return
+	}
+	for id, err := range bad {
+		c.logger.Error("unreadable allocation state; forgetting it", "alloc_id", id, "error", err)
+		_ = c.db.DeleteAlloc(id)
+	}
+	c.allocMu.Lock()
+	defer c.allocMu.Unlock()
+	for _, s := range stored {
+		a := s.Alloc
+		ar, err := allocrunner.New(&allocrunner.Config{
+			Alloc:    a,
+			DataDir:  c.cfg.DataDir,
+			Drivers:  c.drivers,
+			OnUpdate: c.queueUpdate,
+			Logger:   c.logger.Named("alloc"),
+			Store:    c.db,
+			Restore:  &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
+		})
+		if err != nil {
+			c.logger.Error("cannot restore allocation", "alloc_id", a.ID, "error", err)
+			continue
+		}
+		c.runners[a.ID] = &runner{ar: ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus}
+		c.logger.Info("restored allocation", "alloc_id", a.ID, "job", a.JobID, "running_tasks", len(s.TaskHandles))
+		go ar.Run()
+	}
 }
 
 // queueUpdate keeps the newest client state of each allocation until

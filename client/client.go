@@ -9,9 +9,11 @@
 //
 // Shutdown stops the loops and, unless Config.LeaveTasksRunning is set,
 // kills the tasks it runs, so a dev agent that exits leaves no orphans.
-// Re-attaching to tasks left running across an agent restart is not
-// implemented yet (client/state will do it): with LeaveTasksRunning, a
-// restarted client runs the allocations it is still given afresh.
+// Every allocation's state and its running tasks' driver handles are
+// kept in DataDir/client/state.db (package client/state); a client
+// started again on the same DataDir restores its alloc runners from it
+// before it asks the servers for work, re-attaching to the tasks that
+// are still running (drivers.Recoverer) instead of starting them again.
 package client
 
 import (
@@ -29,6 +31,7 @@ import (
 
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
@@ -68,7 +71,8 @@ type Config struct {
 	Logger  hclog.Logger
 
 	// LeaveTasksRunning makes Shutdown leave tasks running instead of
-	// killing them.
+	// killing them; a client started again on the same DataDir
+	// re-attaches to them.
 	LeaveTasksRunning bool
 	// NVML is the NVIDIA library; nil loads the host's (nvml.New()).
 	NVML nvml.Interface
@@ -95,6 +99,7 @@ type Client struct {
 	logger  hclog.Logger
 	drivers map[string]drivers.Driver
 	rpc     *rpcPool
+	db      *state.DB
 
 	nodeMu sync.Mutex
 	node   *structs.Node
@@ -142,10 +147,16 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err := os.MkdirAll(c.cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
+	db, err := state.Open(state.Path(c.cfg.DataDir))
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	c.db = db
 	ctx, cancel := context.WithCancel(context.Background())
 	node, err := c.buildNode(ctx)
 	if err != nil {
 		cancel()
+		db.Close()
 		return nil, fmt.Errorf("client: fingerprint: %w", err)
 	}
 	c.node = node
@@ -153,10 +164,12 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.rpc = newRPCPool(c.cfg.Servers, c.cfg.RPCTimeout, c.logger)
 	total, _ := node.GPUCount()
 	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)
+	c.restoreRunners()
 
 	c.loops.Add(2)
 	go func() { defer c.loops.Done(); c.heartbeatLoop(ctx) }()
 	go func() { defer c.loops.Done(); c.watchAllocs(ctx) }()
+	c.startHealthWatcher(ctx) // GPU health events (health.go)
 	updCtx, stopUpdater := context.WithCancel(context.Background())
 	c.stopUpdater = stopUpdater
 	go c.updateLoop(updCtx)
@@ -231,6 +244,9 @@ func (c *Client) Shutdown() error {
 		c.stopUpdater()
 		<-c.updaterDone
 		c.rpc.close()
+		if err := c.db.Close(); err != nil {
+			c.logger.Warn("closing client state", "error", err)
+		}
 		c.logger.Info("client stopped")
 	})
 	return nil

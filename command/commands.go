@@ -67,9 +67,11 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"alloc": func() (cli.Command, error) {
 			return &groupCommand{name: "alloc", synopsis: "Inspect allocations and read their logs"}, nil
 		},
-		"alloc status": func() (cli.Command, error) { return &AllocStatusCommand{Meta: m}, nil },
-		"alloc logs":   func() (cli.Command, error) { return &AllocLogsCommand{Meta: m}, nil },
-		"version":      func() (cli.Command, error) { return &VersionCommand{Meta: m}, nil },
+		"alloc status":  func() (cli.Command, error) { return &AllocStatusCommand{Meta: m}, nil },
+		"alloc logs":    func() (cli.Command, error) { return &AllocLogsCommand{Meta: m}, nil },
+		"alloc stop":    func() (cli.Command, error) { return &AllocStopCommand{Meta: m}, nil },
+		"alloc restart": func() (cli.Command, error) { return &AllocRestartCommand{Meta: m}, nil },
+		"version":       func() (cli.Command, error) { return &VersionCommand{Meta: m}, nil },
 	}
 }
 

@@ -72,8 +72,9 @@ type Signaler interface {
 
 // Recoverer is implemented by drivers that can re-attach to a task
 // started by an earlier run of the agent, from the handle it returned
-// then. No driver implements it yet; the client's state store
-// (client/state) will use it so an agent restart does not orphan tasks.
+// then (raw_exec and docker do). The client persists handles in its
+// state store (client/state) and recovers them after a restart, so an
+// agent restart neither orphans nor duplicates tasks.
 type Recoverer interface {
 	RecoverTask(handle *TaskHandle) error
 }

@@ -1,5 +1,6 @@
 // Package jobspec turns job files into *structs.Job: Nomad's HCL2 job
-// syntax (job, group, task, constraint, affinity, restart, resources,
+// syntax (job, group, task, constraint, affinity, restart, reschedule
+// (job and group level; a group's block overrides the job's), resources,
 // device with Drover's topology/memory/compute extensions) and Nomad's API
 // JSON ({"Job": {...}} or a bare job object).
 //

@@ -147,6 +147,7 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 	if jobType == "" {
 		jobType = structs.JobTypeService
 	}
+	resched := d.jobReschedule(c, jobType)
 	groups := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
@@ -156,7 +157,7 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 				continue
 			}
 			groups[blk.Labels[0]] = blk
-			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType))
+			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType, resched))
 		case "constraint":
 			j.Constraints = appendNonNil(j.Constraints, d.constraint(blk))
 		case "affinity":

@@ -38,9 +38,10 @@ var (
 		attrs: []string{"type", "datacenters", "priority", "namespace", "region", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("group", "name"), block("constraint"), block("affinity"), block("meta"),
+			block("reschedule"),
 		},
 		unsupported: []string{
-			"update", "reschedule", "spread", "periodic", "parameterized", "multiregion",
+			"update", "spread", "periodic", "parameterized", "multiregion",
 			"migrate", "vault", "consul", "ui", "all_at_once", "node_pool", "vault_token",
 			"consul_token", "consul_namespace", "queue",
 		},
@@ -49,9 +50,10 @@ var (
 		attrs: []string{"count", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
+			block("reschedule"),
 		},
 		unsupported: []string{
-			"update", "reschedule", "spread", "network", "service", "volume", "ephemeral_disk",
+			"update", "spread", "network", "service", "volume", "ephemeral_disk",
 			"migrate", "scaling", "disconnect", "consul", "gang", "max_client_disconnect",
 			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
 		},
@@ -59,6 +61,9 @@ var (
 	restartSchema = &schema{
 		attrs:       []string{"attempts", "interval", "delay", "mode"},
 		unsupported: []string{"render_templates"},
+	}
+	rescheduleSchema = &schema{
+		attrs: []string{"attempts", "interval", "delay", "delay_function", "max_delay", "unlimited"},
 	}
 	taskSchema = &schema{
 		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal"},

@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -15,7 +17,9 @@ type nodeEndpoint struct{ srv *Server }
 
 // Register stores the node as ready and starts its heartbeat timer. A
 // re-registering node keeps the scheduling eligibility and drain flag
-// operators set.
+// operators set. When a device instance's health differs from the stored
+// node's, every job with live allocations on the node gets a node-update
+// evaluation in the same Raft entry.
 func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeRegister, &err)
@@ -49,7 +53,15 @@ func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *struct
 	if node.Datacenter == "" {
 		node.Datacenter = s.config.Datacenter
 	}
-	index, err := s.raftApply(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, WriteRequest: args.WriteRequest})
+	req := &structs.NodeRegisterRequest{Node: node, WriteRequest: args.WriteRequest}
+	if id := deviceHealthChanged(existing, node); id != "" {
+		// The scheduler replaces allocations holding an unhealthy GPU.
+		if req.Evals, err = s.nodeEvals(node.ID); err != nil {
+			return fmt.Errorf("register node %s: %w", node.ID, err)
+		}
+		s.logger.Info("node device health changed", "node_id", node.ID, "device", id, "evals", len(req.Evals))
+	}
+	index, err := s.raftApply(structs.NodeRegisterRequestType, req)
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", node.ID, err)
 	}
@@ -236,4 +248,38 @@ func (s *Server) failedAllocEvals(updates []*structs.Allocation, now int64) ([]*
 		evals = append(evals, eval)
 	}
 	return evals, nil
+}
+
+// deviceHealthChanged returns the ID of a device instance whose health
+// differs between the stored node (nil for a new node) and the
+// registering one, or "". A device that appears counts when it is
+// unhealthy; one that disappears always counts (allocations may hold it).
+func deviceHealthChanged(old, cur *structs.Node) string {
+	health := func(n *structs.Node) map[string]bool {
+		m := map[string]bool{}
+		if n == nil || n.NodeResources == nil {
+			return m
+		}
+		for _, g := range n.NodeResources.Devices {
+			for _, inst := range g.Instances {
+				if inst != nil {
+					m[inst.ID] = inst.Healthy
+				}
+			}
+		}
+		return m
+	}
+	before, after := health(old), health(cur)
+	for _, id := range slices.Sorted(maps.Keys(after)) {
+		was, ok := before[id]
+		if (ok && was != after[id]) || (!ok && !after[id]) {
+			return id
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(before)) {
+		if _, ok := after[id]; !ok {
+			return id
+		}
+	}
+	return ""
 }

@@ -24,6 +24,7 @@ func (s *Server) setupRPC() error {
 		"Status": &statusEndpoint{srv: s},
 		"Node":   &nodeEndpoint{srv: s},
 		"Job":    &jobEndpoint{srv: s},
+		"Alloc":  &allocEndpoint{srv: s},
 	}
 	s.rpcServer = rpc.NewServer()
 	for name, svc := range services {

@@ -204,6 +204,9 @@ func (j *Job) Canonicalize() {
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}
+		if tg.ReschedulePolicy != nil {
+			tg.ReschedulePolicy.Canonicalize(j.Type)
+		}
 		for _, t := range tg.Tasks {
 			if t.KillTimeout == 0 {
 				t.KillTimeout = 5 * time.Second
@@ -298,6 +301,11 @@ func (tg *TaskGroup) Validate() error {
 		}
 		if rp.Delay < 0 || rp.Interval < 0 {
 			add("group %q: restart delay and interval must not be negative", tg.Name)
+		}
+	}
+	if rp := tg.ReschedulePolicy; rp != nil {
+		if err := rp.Validate(); err != nil {
+			add("group %q: %w", tg.Name, err)
 		}
 	}
 	for _, c := range tg.Constraints {

@@ -19,7 +19,31 @@ import (
 const (
 	TaskSetupFailure  = "Setup Failure"
 	TaskSiblingFailed = "Sibling Task Failed"
+	// TaskReattached: after a client restart the task was found still
+	// running (or ended meanwhile) and is watched again.
+	TaskReattached = "Reattached"
+	// TaskReattachFailed: after a client restart the task could not be
+	// found again; it is dead and failed.
+	TaskReattachFailed = "Reattach Failed"
 )
+
+// StateStore persists what a runner needs to be restored after a client
+// restart (client/state.DB implements it). Errors are logged, not fatal:
+// a runner whose state cannot be saved still runs.
+type StateStore interface {
+	PutAlloc(alloc *structs.Allocation) error
+	PutTaskState(allocID, task string, s *structs.TaskState) error
+	// PutTaskHandle stores the running attempt's handle; nil deletes it.
+	PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error
+}
+
+// Restored is what a StateStore held for an allocation when the client
+// restarted: each task's last state and the handles of the attempts
+// that were running.
+type Restored struct {
+	TaskStates  map[string]*structs.TaskState
+	TaskHandles map[string]*drivers.TaskHandle
+}
 
 // maxTaskEvents caps each task's event list; the oldest are dropped.
 const maxTaskEvents = 25
@@ -51,6 +75,14 @@ type Config struct {
 	OnUpdate func(*structs.Allocation)
 	Logger   hclog.Logger
 	Clock    Clock
+	// Store, when set, receives the allocation, every task state change
+	// and every running attempt's handle.
+	Store StateStore
+	// Restore, when set, makes the runner resume an allocation an earlier
+	// client ran: tasks take their stored states, dead ones stay dead, and
+	// running ones are re-attached through their driver (a
+	// drivers.Recoverer) instead of started.
+	Restore *Restored
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -64,6 +96,8 @@ type AllocRunner struct {
 	onUpdate func(*structs.Allocation)
 	tasks    []*taskRunner // fixed in New
 	waitCh   chan struct{}
+	store    StateStore
+	restored bool
 
 	mu     sync.Mutex
 	alloc  *structs.Allocation
@@ -112,6 +146,8 @@ func New(cfg *Config) (*AllocRunner, error) {
 		waitCh:   make(chan struct{}),
 		alloc:    alloc,
 		states:   map[string]*structs.TaskState{},
+		store:    cfg.Store,
+		restored: cfg.Restore != nil,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -119,6 +155,11 @@ func New(cfg *Config) (*AllocRunner, error) {
 	ar.logger = ar.logger.With("alloc_id", alloc.ID)
 	if ar.clock == nil {
 		ar.clock = realClock{}
+	}
+	if ar.store != nil && !ar.restored {
+		if err := ar.store.PutAlloc(alloc); err != nil {
+			ar.logger.Warn("saving allocation", "error", err)
+		}
 	}
 	tg, err := taskGroup(alloc)
 	if err != nil {
@@ -136,7 +177,14 @@ func New(cfg *Config) (*AllocRunner, error) {
 			continue
 		}
 		d := cfg.Drivers[task.Driver]
-		ar.tasks = append(ar.tasks, newTaskRunner(ar, task, d, newRestartTracker(tg.RestartPolicy, alloc.Job.Type)))
+		tr := newTaskRunner(ar, task, d, newRestartTracker(tg.RestartPolicy, alloc.Job.Type))
+		if r := cfg.Restore; r != nil {
+			if s := r.TaskStates[task.Name]; s != nil {
+				ar.states[task.Name] = s.Copy()
+			}
+			tr.restoredHandle = r.TaskHandles[task.Name]
+		}
+		ar.tasks = append(ar.tasks, tr)
 	}
 	return ar, nil
 }
@@ -174,6 +222,12 @@ func (ar *AllocRunner) WaitCh() <-chan struct{} { return ar.waitCh }
 // once.
 func (ar *AllocRunner) Run() {
 	defer close(ar.waitCh)
+	if ar.restored {
+		// Tell the servers where things stand, even if nothing changes.
+		ar.mu.Lock()
+		ar.notifyLocked()
+		ar.mu.Unlock()
+	}
 	if err := ar.prepare(); err != nil {
 		ar.logger.Error("allocation setup", "error", err)
 		ar.failSetup(err)
@@ -239,6 +293,9 @@ func (ar *AllocRunner) failSetup(err error) {
 		s.State, s.Failed, s.FinishedAt = structs.TaskStateDead, true, now
 		appendEvent(s, &structs.TaskEvent{Type: TaskSetupFailure, Time: now.UnixNano(), Message: err.Error(), DisplayMessage: err.Error()})
 	}
+	for name := range ar.states {
+		ar.persistLocked(name)
+	}
 	ar.notifyLocked()
 }
 
@@ -254,6 +311,11 @@ func (ar *AllocRunner) taskFailed(task string) bool {
 func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.mu.Lock()
 	ar.alloc = alloc.Copy()
+	if ar.store != nil {
+		if err := ar.store.PutAlloc(ar.alloc); err != nil {
+			ar.logger.Warn("saving allocation", "error", err)
+		}
+	}
 	ar.mu.Unlock()
 	if alloc.DesiredStatus == structs.AllocDesiredStatusStop {
 		ar.Kill("allocation stopped by the servers")
@@ -293,7 +355,30 @@ func (ar *AllocRunner) mutate(task string, fn func(s *structs.TaskState)) {
 	ar.mu.Lock()
 	defer ar.mu.Unlock()
 	fn(ar.states[task])
+	ar.persistLocked(task)
 	ar.notifyLocked()
+}
+
+// persistLocked saves one task's state. It runs under ar.mu so that
+// saves of one task land in the order of its changes.
+func (ar *AllocRunner) persistLocked(task string) {
+	s := ar.states[task]
+	if ar.store == nil || s == nil {
+		return
+	}
+	if err := ar.store.PutTaskState(ar.id, task, s); err != nil {
+		ar.logger.Warn("saving task state", "task", task, "error", err)
+	}
+}
+
+// persistHandle saves (or, with nil, deletes) a task's running handle.
+func (ar *AllocRunner) persistHandle(task string, h *drivers.TaskHandle) {
+	if ar.store == nil {
+		return
+	}
+	if err := ar.store.PutTaskHandle(ar.id, task, h); err != nil {
+		ar.logger.Warn("saving task handle", "task", task, "error", err)
+	}
 }
 
 func (ar *AllocRunner) fillClientStateLocked(a *structs.Allocation) {

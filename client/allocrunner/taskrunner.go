@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,10 @@ type taskRunner struct {
 	driver   drivers.Driver
 	restarts *restartTracker
 	logger   hclog.Logger
+
+	// restoredHandle is the running attempt an earlier client left, to
+	// re-attach to instead of starting (see resume).
+	restoredHandle *drivers.TaskHandle
 
 	killOnce   sync.Once
 	killCh     chan struct{}
@@ -81,13 +86,23 @@ func (tr *taskRunner) becomeDead(failed bool) func(s *structs.TaskState) {
 }
 
 func (tr *taskRunner) run() {
-	tr.emit(&structs.TaskEvent{Type: structs.TaskSetup, Message: "Building Task Directory"}, nil)
-	for attempt := 0; ; attempt++ {
-		if tr.killed() {
-			tr.emit(&structs.TaskEvent{Type: structs.TaskKilled, Message: "Task killed while not running: " + tr.killReason}, tr.becomeDead(false))
-			return
+	resumed, attempt, done := tr.resume()
+	if done {
+		return
+	}
+	for ; ; attempt++ {
+		var res *drivers.ExitResult
+		var wasKilled bool
+		if resumed != nil {
+			res, wasKilled = resumed()
+			resumed = nil
+		} else {
+			if tr.killed() {
+				tr.emit(&structs.TaskEvent{Type: structs.TaskKilled, Message: "Task killed while not running: " + tr.killReason}, tr.becomeDead(false))
+				return
+			}
+			res, wasKilled = tr.runOnceOrRestart(attempt) // restart_request.go
 		}
-		res, wasKilled := tr.runOnce(attempt)
 		if wasKilled {
 			return
 		}
@@ -118,29 +133,88 @@ func (tr *taskRunner) run() {
 	}
 }
 
+// resume decides how run begins. A fresh task records Task Setup and
+// starts at attempt 0. A restored one keeps its stored state: a dead task
+// is done; one with a running attempt is re-attached through the driver,
+// and resumed waits on that attempt, with attempts numbered on from it;
+// if re-attaching fails, the task is dead and failed.
+func (tr *taskRunner) resume() (resumed func() (*drivers.ExitResult, bool), attempt int, done bool) {
+	if !tr.ar.restored {
+		tr.emit(&structs.TaskEvent{Type: structs.TaskSetup, Message: "Building Task Directory"}, nil)
+		return nil, 0, false
+	}
+	if tr.state() == structs.TaskStateDead {
+		return nil, 0, true
+	}
+	h := tr.restoredHandle
+	if h == nil {
+		// It was between attempts (or never started): start afresh.
+		return nil, 0, false
+	}
+	if err := tr.reattach(h); err != nil {
+		tr.logger.Warn("re-attach after client restart", "task_id", h.ID, "error", err)
+		tr.ar.persistHandle(tr.task.Name, nil)
+		msg := "could not re-attach after client restart: " + err.Error()
+		tr.emit(&structs.TaskEvent{Type: TaskReattachFailed, Message: msg}, tr.becomeDead(true))
+		return nil, 0, true
+	}
+	tr.emit(&structs.TaskEvent{Type: TaskReattached, Message: "Re-attached to task after client restart"}, func(s *structs.TaskState) {
+		s.State = structs.TaskStateRunning
+	})
+	return func() (*drivers.ExitResult, bool) { return tr.waitAttempt(h.ID) }, nextAttempt(h.ID), false
+}
+
+// reattach hands a stored handle back to the task's driver.
+func (tr *taskRunner) reattach(h *drivers.TaskHandle) error {
+	r, ok := tr.driver.(drivers.Recoverer)
+	if !ok {
+		return fmt.Errorf("driver %q cannot re-attach to tasks", tr.task.Driver)
+	}
+	return r.RecoverTask(h)
+}
+
+// nextAttempt is the attempt after the one of a driver task ID
+// ("<alloc>/<task>/<attempt>").
+func nextAttempt(id string) int {
+	n, err := strconv.Atoi(id[strings.LastIndexByte(id, '/')+1:])
+	if err != nil {
+		return 0
+	}
+	return n + 1
+}
+
 // runOnce starts the task and waits for it to exit or be killed.
 // wasKilled reports that the task is dead by a kill and nothing follows.
 func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled bool) {
 	cfg := tr.taskConfig(attempt)
-	if _, err := tr.driver.Start(context.Background(), cfg); err != nil {
+	h, err := tr.driver.Start(context.Background(), cfg)
+	if err != nil {
 		tr.logger.Warn("task start", "error", err)
 		tr.emit(&structs.TaskEvent{Type: structs.TaskDriverFail, Message: err.Error()}, nil)
 		return &drivers.ExitResult{ExitCode: -1, Err: err}, false
 	}
-	defer func() {
-		if err := tr.driver.Destroy(cfg.ID); err != nil {
-			tr.logger.Warn("task destroy", "error", err)
-		}
-	}()
+	tr.ar.persistHandle(tr.task.Name, h)
 	tr.emit(&structs.TaskEvent{Type: structs.TaskStarted, Message: "Task started by client"}, func(s *structs.TaskState) {
 		s.State = structs.TaskStateRunning
 		if s.StartedAt.IsZero() {
 			s.StartedAt = tr.ar.clock.Now()
 		}
 	})
+	return tr.waitAttempt(cfg.ID)
+}
+
+// waitAttempt waits for the running driver task id to exit or be
+// killed, then destroys it and forgets its handle.
+func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled bool) {
+	defer func() {
+		if err := tr.driver.Destroy(id); err != nil {
+			tr.logger.Warn("task destroy", "error", err)
+		}
+		tr.ar.persistHandle(tr.task.Name, nil)
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	waitCh, err := tr.driver.Wait(ctx, cfg.ID)
+	waitCh, err := tr.driver.Wait(ctx, id)
 	if err != nil {
 		tr.emit(&structs.TaskEvent{Type: structs.TaskDriverFail, Message: err.Error()}, nil)
 		return &drivers.ExitResult{ExitCode: -1, Err: err}, false
@@ -151,7 +225,7 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 		return res, false
 	case <-tr.killCh:
 	}
-	tr.stop(cfg.ID, waitCh)
+	tr.stop(id, waitCh)
 	return nil, true
 }
 

@@ -13,6 +13,10 @@ import (
 
 	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/docker"
+	"github.com/droverhq/drover/drivers/exec"
+	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
@@ -128,6 +132,12 @@ func (a *Agent) startClient() error {
 		mem, _ := structs.ParseBytes(g.Memory) // checked when parsed
 		gpus = append(gpus, simulated.Config{Count: g.Count, Model: g.Model, MemoryBytes: mem, ComputeCapability: g.ComputeCapability})
 	}
+	logger := a.logger.Named("client")
+	taskDrivers := map[string]drivers.Driver{
+		rawexec.Name: rawexec.New(logger.Named("raw_exec")),
+		exec.Name:    exec.New(logger.Named("exec"), exec.Config{AllowFallback: a.config.Client.ExecAllowFallback}),
+		docker.Name:  docker.New(logger.Named("docker"), docker.Config{Endpoint: a.config.Client.DockerEndpoint, UseCDI: a.config.Client.DockerUseCDI}),
+	}
 	c, err := client.NewClient(&client.Config{
 		Name:          a.config.Name,
 		Datacenter:    a.config.Datacenter,
@@ -140,7 +150,11 @@ func (a *Agent) startClient() error {
 		SimulatedGPUs: gpus,
 		DevMode:       a.config.DevMode,
 		DevGPUs:       a.config.DevGPUs,
-		Logger:        a.logger.Named("client"),
+		Drivers:       taskDrivers,
+		// A dev agent cleans up after itself; a real one leaves tasks
+		// running across a restart and re-attaches to them.
+		LeaveTasksRunning: !a.config.DevMode,
+		Logger:            logger,
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

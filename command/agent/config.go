@@ -54,6 +54,13 @@ type ClientConfig struct {
 	NodeClass    string                `hcl:"node_class,optional"`
 	Meta         map[string]string     `hcl:"meta,optional"`
 	SimulatedGPU []*SimulatedGPUConfig `hcl:"simulated_gpu,block"`
+	// ExecAllowFallback lets the exec driver run tasks without isolation
+	// (like raw_exec) where cgroups or namespaces are not permitted.
+	ExecAllowFallback bool `hcl:"exec_allow_fallback,optional"`
+	// DockerEndpoint overrides DOCKER_HOST for the docker driver.
+	DockerEndpoint string `hcl:"docker_endpoint,optional"`
+	// DockerUseCDI passes GPUs to containers as CDI device names.
+	DockerUseCDI bool `hcl:"docker_use_cdi,optional"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -207,6 +214,11 @@ func (c *Config) Merge(o *Config) {
 		}
 		if len(cl.SimulatedGPU) > 0 {
 			c.Client.SimulatedGPU = cl.SimulatedGPU
+		}
+		c.Client.ExecAllowFallback = c.Client.ExecAllowFallback || cl.ExecAllowFallback
+		c.Client.DockerUseCDI = c.Client.DockerUseCDI || cl.DockerUseCDI
+		if cl.DockerEndpoint != "" {
+			c.Client.DockerEndpoint = cl.DockerEndpoint
 		}
 	}
 }

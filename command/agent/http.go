@@ -100,6 +100,8 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/regions", h.wrap(h.regions))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", h.logs)
 	m.HandleFunc("/v1/", h.unknownRoute)
+	h.gpuHealthRoutes(m)
+	h.allocOpsRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()

@@ -3,10 +3,17 @@
 //
 // The task's environment is exactly TaskConfig.Env plus PATH and HOME
 // defaults when those are absent; nothing leaks from the agent's own
-// environment. The process runs in the task dir, in a new process group
-// (Setpgid), so Stop and Destroy signal the task and every child it
-// spawned, and children still in the group when the task's main process
-// exits are killed then. Output is appended to the given stdout/stderr files.
+// environment. The process runs in the task dir, in a new process group,
+// so Stop and Destroy signal the task and every child it spawned, and
+// children still in the group when the task's main process exits are
+// killed then. Output is appended to the given stdout/stderr files.
+//
+// Each task is started through an executor (see executor.go): the
+// agent's binary re-executed in its own session, which starts the task,
+// waits for it and writes its exit status to a file in the task dir. So
+// the task survives the agent being killed, and a restarted agent
+// re-attaches with RecoverTask from the handle's State ("pid",
+// "shim_pid", "shim_start", "status_file").
 //
 // Driver config:
 //
@@ -21,7 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,40 +50,73 @@ const Name = "raw_exec"
 const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 var (
-	_ drivers.Driver   = (*Driver)(nil)
-	_ drivers.Signaler = (*Driver)(nil)
+	_ drivers.Driver    = (*Driver)(nil)
+	_ drivers.Signaler  = (*Driver)(nil)
+	_ drivers.Recoverer = (*Driver)(nil)
 )
+
+// DefaultPollInterval is how often a recovered task (whose executor is
+// no longer the agent's child) is checked for its end.
+const DefaultPollInterval = 100 * time.Millisecond
+
+// Handle state keys.
+const (
+	statePID        = "pid"
+	stateShimPID    = "shim_pid"
+	stateShimStart  = "shim_start"
+	stateStatusFile = "status_file"
+)
+
+// Config configures a Driver.
+type Config struct {
+	// ExecutorPath is the binary re-executed as the task's executor;
+	// "" is the running program (os.Executable), which works for any
+	// binary that links this package.
+	ExecutorPath string
+	// PollInterval is how often a recovered task is checked for its
+	// end; 0 is DefaultPollInterval.
+	PollInterval time.Duration
+}
 
 // Driver runs raw_exec tasks. The zero value is not usable; call New.
 type Driver struct {
 	logger hclog.Logger
+	cfg    Config
 
 	mu    sync.Mutex
 	tasks map[string]*task
 }
 
-// task is one started process. done is closed after result is set.
+// task is one started (or recovered) task. done is closed after result
+// is set.
 //
-// The process group is signalled only under mu and only until the
-// leader is reaped: the group's ID is the leader's PID, which the kernel
-// may hand to an unrelated process once the leader is reaped and its
-// group is empty, so a late kill(-pgid) could hit someone else's task.
+// The task's process group (ID = the task's PID) is signalled only
+// under mu and only until the task is known to have ended: once the
+// executor reaped it, the kernel may hand the ID to someone else.
 type task struct {
-	cmd    *exec.Cmd
-	pgid   int
-	done   chan struct{}
-	result *drivers.ExitResult
+	pid        int
+	shimPID    int
+	statusFile string
+	done       chan struct{}
+	result     *drivers.ExitResult
 
-	mu     sync.Mutex
-	reaped bool
+	mu    sync.Mutex
+	ended bool
 }
 
-// New returns a raw_exec driver. logger may be nil.
-func New(logger hclog.Logger) *Driver {
+// New returns a raw_exec driver with the default Config. logger may be
+// nil.
+func New(logger hclog.Logger) *Driver { return NewWithConfig(logger, Config{}) }
+
+// NewWithConfig returns a raw_exec driver. logger may be nil.
+func NewWithConfig(logger hclog.Logger, cfg Config) *Driver {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Driver{logger: logger.Named(Name), tasks: map[string]*task{}}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	return &Driver{logger: logger.Named(Name), cfg: cfg, tasks: map[string]*task{}}
 }
 
 // Name implements drivers.Driver.
@@ -89,7 +128,8 @@ func (d *Driver) Fingerprint(context.Context) *structs.DriverInfo {
 	return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: "Healthy"}
 }
 
-// Start implements drivers.Driver.
+// Start implements drivers.Driver: it starts the task's executor, which
+// starts the task, and returns once the task runs.
 func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
 	if cfg == nil || cfg.ID == "" {
 		return nil, fmt.Errorf("%w: missing task ID", drivers.ErrInvalidConfig)
@@ -108,64 +148,121 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	cmd, err := buildCmd(cfg, path, args, env)
+	spec := &executorSpec{
+		Path: path, Args: args, Env: (&drivers.TaskConfig{Env: env}).EnvList(), Dir: cfg.TaskDir,
+		Stdout: cfg.StdoutPath, Stderr: cfg.StderrPath, StatusFile: statusPath(cfg.TaskDir, cfg.ID),
+	}
+	t, shimStart, err := d.startExecutor(spec)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	err = cmd.Start()
-	closeOutputs(cmd)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		// The command is missing or not executable: no retry changes that.
-		return nil, fmt.Errorf("start %s: %w: %w", cfg.ID, drivers.ErrInvalidConfig, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
-	}
-	t := &task{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{})}
 	d.tasks[cfg.ID] = t
-	go t.wait()
-	d.logger.Debug("task started", "task_id", cfg.ID, "pid", cmd.Process.Pid, "command", path)
+	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "executor_pid", t.shimPID, "command", path)
 	return &drivers.TaskHandle{
 		ID:        cfg.ID,
 		Driver:    Name,
 		Config:    cfg,
 		StartedAt: time.Now(),
-		State:     map[string]string{"pid": strconv.Itoa(cmd.Process.Pid)},
+		State: map[string]string{
+			statePID:        strconv.Itoa(t.pid),
+			stateShimPID:    strconv.Itoa(t.shimPID),
+			stateShimStart:  strconv.FormatUint(shimStart, 10),
+			stateStatusFile: spec.StatusFile,
+		},
 	}, nil
 }
 
-// wait reaps the process and records its result. It is the only
-// goroutine per task; it ends when the process exits. Once the leader has
-// exited, and before it is reaped, whatever the task left running in its
-// group is killed: the task is over, and the group ID is still safe to
-// use.
-func (t *task) wait() {
-	var err error
-	if waitExited(t.cmd.Process.Pid) {
-		t.mu.Lock()
-		_ = signalGroup(t.pgid, syscall.SIGKILL)
-		err = t.cmd.Wait() // reaps a zombie: returns at once
-		t.reaped = true
-		t.mu.Unlock()
-	} else {
-		err = t.cmd.Wait()
-		t.mu.Lock()
-		t.reaped = true
-		t.mu.Unlock()
+// RecoverTask implements drivers.Recoverer: it re-attaches to a task an
+// earlier agent started, from its handle. A task whose executor still
+// runs is watched until it ends; one that ended meanwhile delivers the
+// result its executor wrote. With neither, the task is lost and the
+// error wraps drivers.ErrTaskNotFound.
+func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
+	if h == nil || h.ID == "" {
+		return fmt.Errorf("%w: missing task handle", drivers.ErrInvalidConfig)
 	}
-	t.result = exitResult(t.cmd.ProcessState, err)
+	pid, err1 := strconv.Atoi(h.State[statePID])
+	shimPID, err2 := strconv.Atoi(h.State[stateShimPID])
+	shimStart, err3 := strconv.ParseUint(h.State[stateShimStart], 10, 64)
+	statusFile := h.State[stateStatusFile]
+	if err := errors.Join(err1, err2, err3); err != nil || statusFile == "" || pid <= 0 {
+		return fmt.Errorf("recover %s: %w: bad handle state %v", h.ID, drivers.ErrInvalidConfig, h.State)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.tasks[h.ID]; ok {
+		return fmt.Errorf("recover %s: %w", h.ID, drivers.ErrTaskExists)
+	}
+	t := &task{pid: pid, shimPID: shimPID, statusFile: statusFile, done: make(chan struct{})}
+	if res, err := readStatus(statusFile); err == nil {
+		t.finish(res)
+		d.tasks[h.ID] = t
+		d.logger.Debug("recovered task that ended", "task_id", h.ID, "result", res)
+		return nil
+	}
+	if start, ok := procStart(shimPID); !ok || start != shimStart {
+		return fmt.Errorf("recover %s: executor %d is gone and left no exit status: %w", h.ID, shimPID, drivers.ErrTaskNotFound)
+	}
+	d.tasks[h.ID] = t
+	go t.poll(d.cfg.PollInterval, shimStart)
+	d.logger.Debug("task re-attached", "task_id", h.ID, "pid", pid, "executor_pid", shimPID)
+	return nil
+}
+
+// finish records the task's result; call it once.
+func (t *task) finish(res *drivers.ExitResult) {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+	t.result = res
 	close(t.done)
 }
 
+// waitChild reaps the executor (a child of this agent) and reads the
+// status it wrote. It is the only goroutine of a started task.
+func (t *task) waitChild(cmd *exec.Cmd) {
+	err := cmd.Wait()
+	res, serr := readStatus(t.statusFile)
+	if serr != nil {
+		res = &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("executor ended (%v) without an exit status: %w", err, serr)}
+	}
+	t.finish(res)
+}
+
+// poll watches a recovered task until its executor writes the status
+// file or dies; it is the only goroutine of a recovered task.
+func (t *task) poll(every time.Duration, shimStart uint64) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for range tick.C {
+		if res, err := readStatus(t.statusFile); err == nil {
+			t.finish(res)
+			return
+		}
+		if start, ok := procStart(t.shimPID); ok && start == shimStart {
+			continue
+		}
+		res, err := readStatus(t.statusFile) // written just before it exited?
+		if err != nil {
+			res = &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("executor %d ended without an exit status: %w", t.shimPID, err)}
+		}
+		t.finish(res)
+		return
+	}
+}
+
 // signal signals the task's process group; it reports false, sending
-// nothing, once the leader has been reaped.
+// nothing, once the task has ended.
 func (t *task) signal(sig syscall.Signal) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.reaped {
+	if t.ended {
 		return false, nil
 	}
-	return true, signalGroup(t.pgid, sig)
+	if _, err := os.Stat(t.statusFile); err == nil {
+		return false, nil // ended; the watcher has not noticed yet
+	}
+	return true, signalGroup(t.pid, sig)
 }
 
 func exitResult(ps *os.ProcessState, err error) *drivers.ExitResult {
@@ -228,6 +325,7 @@ func (d *Driver) Stop(taskID string, timeout time.Duration, signal string) error
 		return fmt.Errorf("stop %s: %w", taskID, err)
 	}
 	if !sent {
+		<-t.done
 		return nil
 	}
 	timer := time.NewTimer(timeout)
@@ -267,7 +365,7 @@ func (d *Driver) Signal(taskID string, signal string) error {
 
 // Destroy implements drivers.Driver. The whole process group gets
 // SIGKILL, so children the task left behind die with it (if the task
-// already exited, wait did that).
+// already exited, its executor did that), and the status file goes.
 func (d *Driver) Destroy(taskID string) error {
 	t, err := d.lookup(taskID)
 	if err != nil {
@@ -277,6 +375,7 @@ func (d *Driver) Destroy(taskID string) error {
 		return fmt.Errorf("destroy %s: %w", taskID, err)
 	}
 	<-t.done
+	_ = os.Remove(t.statusFile)
 	d.mu.Lock()
 	delete(d.tasks, taskID)
 	d.mu.Unlock()
@@ -355,29 +454,6 @@ func lookPath(command, pathEnv, dir string) (string, error) {
 	return "", fmt.Errorf("%w: command %q not found in task PATH %q", drivers.ErrInvalidConfig, command, pathEnv)
 }
 
-func buildCmd(cfg *drivers.TaskConfig, path string, args []string, env map[string]string) (*exec.Cmd, error) {
-	stdout, err := openOutput(cfg.StdoutPath)
-	if err != nil {
-		return nil, err
-	}
-	stderr, err := openOutput(cfg.StderrPath)
-	if err != nil {
-		stdout.Close()
-		return nil, err
-	}
-	envCfg := &drivers.TaskConfig{Env: env}
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{path}, args...),
-		Env:         envCfg.EnvList(),
-		Dir:         cfg.TaskDir,
-		Stdout:      stdout,
-		Stderr:      stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	return cmd, nil
-}
-
 // openOutput opens path for appending; "" discards output.
 func openOutput(path string) (*os.File, error) {
 	if path == "" {
@@ -388,14 +464,4 @@ func openOutput(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open output: %w", err)
 	}
 	return f, nil
-}
-
-// closeOutputs closes the parent's copies of the output files; the
-// child keeps its own.
-func closeOutputs(cmd *exec.Cmd) {
-	for _, w := range []any{cmd.Stdout, cmd.Stderr} {
-		if f, ok := w.(*os.File); ok {
-			f.Close()
-		}
-	}
 }

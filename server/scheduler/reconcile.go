@@ -46,7 +46,8 @@ type reconciliation struct {
 // a completed batch allocation is never rerun. Failed and lost ones do
 // not count, so their names are placed again (limitReschedules then
 // decides when a failed one's replacement may be placed). Live allocations on a down
-// or missing node are stopped as lost and replaced; those whose name index
+// or missing node are stopped as lost and replaced; those holding a GPU
+// their node reports unhealthy are stopped and replaced (health.go); those whose name index
 // is at or past Count (or duplicates a kept name) are stopped, highest
 // index first; those of an older job version whose group changed are
 // stopped and replaced. Missing name indexes in [0, Count) are placed,
@@ -99,6 +100,7 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 		case !live(a):
 		case nodeLost(nodes[a.NodeID]):
 			r.stops = append(r.stops, stop{alloc: a, desc: DescNodeLost, clientStatus: structs.AllocClientStatusLost})
+		case r.stopIfDeviceUnhealthy(a, nodes[a.NodeID]):
 		default:
 			running = append(running, a)
 		}

@@ -9,8 +9,9 @@ import (
 
 // ReschedulePolicy says when an allocation that failed is replaced on the
 // servers' side (its client already restarted it in place as the
-// group's restart policy allows). Jobs cannot set one yet: every job gets
-// DefaultReschedulePolicy of its type.
+// group's restart policy allows). A group's structs.ReschedulePolicy is
+// used when set; groups without one get DefaultReschedulePolicy of their
+// job's type (or the one set WithReschedulePolicy).
 type ReschedulePolicy struct {
 	// Attempts is how many failures of one allocation name within Interval
 	// are replaced; a name that failed more often is left failed. Ignored
@@ -20,11 +21,14 @@ type ReschedulePolicy struct {
 	// Interval is the window failures are counted in, for Attempts and
 	// for the delay's growth (0: every failure counts).
 	Interval time.Duration
-	// Delay is how long after a failure its replacement is placed. When
-	// MaxDelay is above Delay, the delay doubles with every other recent
-	// failure of the name, up to MaxDelay.
-	Delay    time.Duration
-	MaxDelay time.Duration
+	// Delay is how long after a failure its replacement is placed.
+	// DelayFunction says how it grows with every other recent failure of
+	// the name: constant, exponential (doubling) or fibonacci, up to
+	// MaxDelay. Empty means exponential when MaxDelay is above Delay,
+	// else constant.
+	Delay         time.Duration
+	DelayFunction string
+	MaxDelay      time.Duration
 }
 
 // DefaultReschedulePolicy returns Nomad's default policy for jobType:
@@ -32,10 +36,22 @@ type ReschedulePolicy struct {
 // failed; a service allocation always, 30 seconds after its first recent
 // failure, the delay doubling up to an hour.
 func DefaultReschedulePolicy(jobType string) ReschedulePolicy {
-	if jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch {
-		return ReschedulePolicy{Attempts: 1, Interval: 24 * time.Hour, Delay: 5 * time.Second}
+	return policyFrom(structs.DefaultReschedulePolicy(jobType))
+}
+
+func policyFrom(p *structs.ReschedulePolicy) ReschedulePolicy {
+	return ReschedulePolicy{
+		Attempts: p.Attempts, Unlimited: p.Unlimited, Interval: p.Interval,
+		Delay: p.Delay, DelayFunction: p.DelayFunction, MaxDelay: p.MaxDelay,
 	}
-	return ReschedulePolicy{Unlimited: true, Interval: time.Hour, Delay: 30 * time.Second, MaxDelay: time.Hour}
+}
+
+// policyFor returns the policy for tg: its own when set, else fallback.
+func policyFor(tg *structs.TaskGroup, fallback ReschedulePolicy) ReschedulePolicy {
+	if tg == nil || tg.ReschedulePolicy == nil {
+		return fallback
+	}
+	return policyFrom(tg.ReschedulePolicy)
 }
 
 // WithReschedulePolicy replaces the policy for jobs of jobType (tests use
@@ -64,14 +80,37 @@ func (p ReschedulePolicy) due(failures []time.Time, now time.Time) (time.Time, b
 	if !p.Unlimited && recent > p.Attempts {
 		return time.Time{}, false
 	}
-	delay := p.Delay
-	for i := 1; i < recent && delay < p.MaxDelay; i++ {
-		delay *= 2
+	return failures[len(failures)-1].Add(p.delay(recent)), true
+}
+
+// delay returns the wait after the recent-th failure within the interval
+// (1 for the first).
+func (p ReschedulePolicy) delay(recent int) time.Duration {
+	fn := p.DelayFunction
+	if fn == "" {
+		fn = structs.DelayFunctionConstant
+		if p.MaxDelay > p.Delay {
+			fn = structs.DelayFunctionExponential
+		}
 	}
-	if p.MaxDelay > p.Delay {
-		delay = min(delay, p.MaxDelay)
+	if fn == structs.DelayFunctionConstant || p.MaxDelay <= p.Delay {
+		return p.Delay
 	}
-	return failures[len(failures)-1].Add(delay), true
+	// prev and cur walk the sequence (exponential: d, 2d, 4d, ...;
+	// fibonacci: d, d, 2d, 3d, 5d, ...) until the cap.
+	prev, cur := time.Duration(0), p.Delay
+	for i := 1; i < recent && cur < p.MaxDelay; i++ {
+		if fn == structs.DelayFunctionFibonacci {
+			if prev == 0 {
+				prev = p.Delay
+				continue
+			}
+			prev, cur = cur, prev+cur
+			continue
+		}
+		cur *= 2
+	}
+	return min(cur, p.MaxDelay)
 }
 
 // rescheduling is what the policy made of a reconciliation's placements.
@@ -83,13 +122,14 @@ type rescheduling struct {
 	gaveUp  []string // names left failed, their attempts used up
 }
 
-// limitReschedules applies policy to placements. A placement whose name
+// limitReschedules applies each placement's group policy (policyFor with
+// fallback) to placements. A placement whose name
 // has failed allocations that ran the group's current spec is a
 // reschedule: it waits until the policy's delay has passed since the last
 // failure, and is dropped once the name used up its attempts. Failure
 // times are the allocations' ModifyTime, which the servers stamp when the
 // client reports. Other placements pass through. It is pure.
-func limitReschedules(policy ReschedulePolicy, job *structs.Job, allocs []*structs.Allocation, place []placement, now time.Time) rescheduling {
+func limitReschedules(fallback ReschedulePolicy, job *structs.Job, allocs []*structs.Allocation, place []placement, now time.Time) rescheduling {
 	var r rescheduling
 	if len(place) == 0 {
 		return r
@@ -107,7 +147,7 @@ func limitReschedules(policy ReschedulePolicy, job *structs.Job, allocs []*struc
 	for _, pl := range place {
 		times := failures[pl.name]
 		slices.SortFunc(times, time.Time.Compare)
-		at, ok := policy.due(times, now)
+		at, ok := policyFor(pl.group, fallback).due(times, now)
 		switch {
 		case !ok:
 			r.gaveUp = append(r.gaveUp, pl.name)

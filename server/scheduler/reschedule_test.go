@@ -148,6 +148,10 @@ func TestReschedulePolicyDue(t *testing.T) {
 	}
 	batch := scheduler.DefaultReschedulePolicy(structs.JobTypeBatch)
 	service := scheduler.DefaultReschedulePolicy(structs.JobTypeService)
+	growing := func(fn string) scheduler.ReschedulePolicy {
+		return scheduler.ReschedulePolicy{Unlimited: true, Interval: time.Hour, Delay: 10 * time.Second, DelayFunction: fn, MaxDelay: time.Minute}
+	}
+	constant, fibonacci, exponential := growing(structs.DelayFunctionConstant), growing(structs.DelayFunctionFibonacci), growing(structs.DelayFunctionExponential)
 	tests := []struct {
 		name     string
 		policy   scheduler.ReschedulePolicy
@@ -163,6 +167,12 @@ func TestReschedulePolicyDue(t *testing.T) {
 		{"service third failure", service, ago(10*time.Minute, 5*time.Minute, 0), 2 * time.Minute, true},
 		{"service delay capped", service, ago(59*time.Minute, 58*time.Minute, 57*time.Minute, 56*time.Minute, 55*time.Minute, 54*time.Minute, 53*time.Minute, 0), time.Hour, true},
 		{"service due long ago", service, ago(2 * time.Hour), -2*time.Hour + 30*time.Second, true},
+		{"constant ignores max delay", constant, ago(3*time.Second, 2*time.Second, 0), 10 * time.Second, true},
+		{"fibonacci second failure", fibonacci, ago(time.Minute, 0), 10 * time.Second, true},
+		{"fibonacci fourth failure", fibonacci, ago(3*time.Minute, 2*time.Minute, time.Minute, 0), 30 * time.Second, true},
+		{"fibonacci fifth failure", fibonacci, ago(4*time.Minute, 3*time.Minute, 2*time.Minute, time.Minute, 0), 50 * time.Second, true},
+		{"fibonacci capped", fibonacci, ago(6*time.Minute, 5*time.Minute, 4*time.Minute, 3*time.Minute, 2*time.Minute, time.Minute, 0), time.Minute, true},
+		{"exponential third failure", exponential, ago(2*time.Minute, time.Minute, 0), 40 * time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

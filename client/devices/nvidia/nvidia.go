@@ -1,7 +1,12 @@
 // Package nvidia fingerprints NVIDIA GPUs through NVML (go-nvml): one
 // device group per model, one instance per GPU keyed by its UUID, with
 // memory, compute capability, architecture, driver and CUDA versions,
-// power limit, PCI bus ID, NUMA node and a best-effort link matrix.
+// power limit, PCI bus ID, NUMA node and a best-effort link matrix
+// (links.go). A GPU in MIG mode is reported as its MIG devices instead,
+// one group per profile with the mig_profile attribute (mig.go).
+//
+// Watcher (health.go) follows NVML's XID and ECC events and reports GPUs
+// that become unhealthy, and healthy again after a quiet period.
 //
 // NVML is taken as an nvml.Interface so tests run against go-nvml's own
 // mocks (pkg/nvml/mock/dgxa100). A host without the NVIDIA driver is a
@@ -40,6 +45,9 @@ type gpu struct {
 	busID    string
 	groupKV  map[string]string // attributes shared by the model's group
 	instance *structs.NodeDevice
+	// mig holds the GPU's MIG devices when MIG mode is on; such a GPU is
+	// offered only as its MIG devices, not as a whole GPU.
+	mig []migDevice
 }
 
 // Fingerprint reads every NVIDIA GPU on the host. It calls lib.Init and
@@ -81,11 +89,15 @@ func Fingerprint(lib nvml.Interface, logger hclog.Logger) ([]*structs.NodeDevice
 			logger.Warn("skipping GPU", "index", i, "error", err)
 			continue
 		}
+		if migEnabled(dev) {
+			g.mig = readMIG(dev, g.uuid)
+			logger.Debug("MIG mode on", "uuid", g.uuid, "mig_devices", len(g.mig))
+		}
 		logger.Debug("found GPU", "index", i, "uuid", g.uuid, "model", g.model)
 		gpus = append(gpus, g)
 	}
 	linkGPUs(gpus)
-	return group(gpus), nil
+	return append(group(gpus), migGroups(gpus)...), nil
 }
 
 // readGPU reads one device's facts. Only the UUID is required.
@@ -139,11 +151,15 @@ func readGPU(dev nvml.Device, system map[string]string) (*gpu, error) {
 }
 
 // group collects GPUs into one device group per model, in order of first
-// appearance; a group's attributes are its first GPU's.
+// appearance; a group's attributes are its first GPU's. GPUs in MIG mode
+// are left to migGroups.
 func group(gpus []*gpu) []*structs.NodeDeviceResource {
 	var out []*structs.NodeDeviceResource
 	byModel := map[string]*structs.NodeDeviceResource{}
 	for _, g := range gpus {
+		if g.mig != nil {
+			continue
+		}
 		res := byModel[g.model]
 		if res == nil {
 			res = &structs.NodeDeviceResource{Vendor: Vendor, Type: Type, Name: g.model, Attributes: g.groupKV}

@@ -192,3 +192,17 @@ func Architecture(computeCapability string) string {
 	}
 	return ""
 }
+
+// SetHealth marks a simulated instance unhealthy with reason (an injected
+// fault, e.g. "XID 79 (simulated)"), or healthy again, when its
+// description goes back to HealthDescription.
+func SetHealth(inst *structs.NodeDevice, healthy bool, reason string) {
+	inst.Healthy = healthy
+	inst.HealthDescription = HealthDescription
+	if !healthy {
+		inst.HealthDescription = reason
+		if reason == "" {
+			inst.HealthDescription = "unhealthy (simulated)"
+		}
+	}
+}

@@ -137,3 +137,25 @@ func TestArchitecture(t *testing.T) {
 		})
 	}
 }
+
+func TestSetHealth(t *testing.T) {
+	inst := Devices("n1", Config{Count: 1})[0].Instances[0]
+	tests := []struct {
+		name     string
+		healthy  bool
+		reason   string
+		wantDesc string
+	}{
+		{"fail", false, "XID 79 (simulated)", "XID 79 (simulated)"},
+		{"fail without reason", false, "", "unhealthy (simulated)"},
+		{"recover", true, "ignored", HealthDescription},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			SetHealth(inst, tt.healthy, tt.reason)
+			if inst.Healthy != tt.healthy || inst.HealthDescription != tt.wantDesc {
+				t.Errorf("got healthy=%v %q, want %v %q", inst.Healthy, inst.HealthDescription, tt.healthy, tt.wantDesc)
+			}
+		})
+	}
+}

@@ -1,0 +1,27 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Stop stops an allocation (allocID may be a unique prefix); the servers
+// replace it with a new one. It returns the evaluation that does.
+func (a *Allocations) Stop(ctx context.Context, allocID string, w *WriteOptions) (*structs.AllocStopResponse, *WriteMeta, error) {
+	var out structs.AllocStopResponse
+	meta, err := a.c.write(ctx, http.MethodPut, "/v1/allocation/"+pathID(allocID)+"/stop", nil, &out, w, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, meta, nil
+}
+
+// Restart restarts a task of an allocation in place (every running task
+// when task is ""), without counting against its restart policy. The
+// agent asked must run the allocation's client.
+func (a *Allocations) Restart(ctx context.Context, allocID, task string, w *WriteOptions) (*WriteMeta, error) {
+	body := &structs.AllocRestartRequest{TaskName: task}
+	return a.c.write(ctx, http.MethodPut, "/v1/client/allocation/"+pathID(allocID)+"/restart", body, nil, w, nil)
+}

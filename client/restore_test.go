@@ -1,0 +1,66 @@
+package client
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/structs"
+)
+
+// TestRestartReattachesTasks: a client shut down with LeaveTasksRunning
+// and started again on the same data dir re-attaches to the task it left
+// running, does not start it a second time when the servers send the
+// allocation again, and stops it when the servers ask.
+func TestRestartReattachesTasks(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	cfg := testConfig(t, srv.addr())
+	cfg.LeaveTasksRunning = true
+	c1, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r >= 1 })
+	a := batchAlloc(c1.NodeID(), `echo $$; exec sleep 30`)
+	srv.putAlloc(a)
+	path, _ := c1.LogPath(a.ID, "t", false)
+	var pid int
+	waitFor(t, "task pid", func() bool {
+		b, _ := os.ReadFile(path)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid > 0
+	})
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if err := c1.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatalf("task %d died with LeaveTasksRunning", pid)
+	}
+
+	cfg2 := *cfg
+	cfg2.LeaveTasksRunning = false // whatever happens, this one's tasks die with it
+	startClient(t, &cfg2)
+	waitFor(t, "re-attached task reported", func() bool {
+		for _, u := range srv.updatesFor(a.ID) {
+			if ts := u.TaskStates["t"]; ts != nil && len(ts.Events) > 0 && ts.Events[len(ts.Events)-1].Type == allocrunner.TaskReattached {
+				return u.ClientStatus == structs.AllocClientStatusRunning
+			}
+		}
+		return false
+	})
+	// Make the servers answer again with the same allocation: the
+	// restored runner is reused, nothing starts a second copy.
+	stop := srv.alloc(a.ID).Copy()
+	stop.DesiredStatus = structs.AllocDesiredStatusStop
+	srv.putAlloc(stop)
+	waitFor(t, "task killed on the servers' stop", func() bool { return syscall.Kill(pid, 0) != nil })
+	b, _ := os.ReadFile(path)
+	if lines := strings.Fields(string(b)); len(lines) != 1 {
+		t.Errorf("task log %q: want exactly one start", b)
+	}
+}

@@ -1,0 +1,229 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+var (
+	_ drivers.Driver   = (*Driver)(nil)
+	_ drivers.Signaler = (*Driver)(nil)
+)
+
+// Driver runs exec tasks. The zero value is not usable; call New.
+type Driver struct {
+	logger hclog.Logger
+	cfg    Config
+
+	probeOnce sync.Once
+	cgroups   cgroupFS
+	isoErr    error // why tasks cannot be isolated; nil when they can
+
+	mu    sync.Mutex
+	tasks map[string]*task
+}
+
+// New returns an exec driver. logger may be nil. Whether the host can
+// isolate tasks is checked on first use and cached.
+func New(logger hclog.Logger, cfg Config) *Driver {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return &Driver{logger: logger.Named(Name), cfg: cfg, tasks: map[string]*task{}}
+}
+
+// Name implements drivers.Driver.
+func (d *Driver) Name() string { return Name }
+
+// isolation reports why tasks cannot be isolated (nil when they can).
+func (d *Driver) isolation() error {
+	d.probeOnce.Do(func() {
+		d.cgroups, d.isoErr = probeIsolation(d.cfg.CgroupRoot)
+		if d.isoErr != nil {
+			d.logger.Warn("task isolation unavailable", "reason", d.isoErr, "fallback", d.cfg.AllowFallback)
+		}
+	})
+	return d.isoErr
+}
+
+// Fingerprint implements drivers.Driver: healthy when tasks can be
+// isolated, or when they cannot but fallback is allowed (the description
+// then says isolation is off).
+func (d *Driver) Fingerprint(context.Context) *structs.DriverInfo {
+	err := d.isolation()
+	switch {
+	case err == nil:
+		return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: fmt.Sprintf(
+			"Healthy: isolated (cgroup %s at %s, pid and mount namespaces)", d.cgroups.version(), d.cgroups.root)}
+	case d.cfg.AllowFallback:
+		return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: fmt.Sprintf(
+			"Healthy: isolation off, tasks run like raw_exec: %v", err)}
+	default:
+		return &structs.DriverInfo{Detected: true, Healthy: false, HealthDescription: fmt.Sprintf(
+			"exec: %v; set allow fallback", err)}
+	}
+}
+
+// Start implements drivers.Driver. It returns once the command runs in
+// its cgroup and namespaces (or, in fallback, as a plain process).
+func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if cfg == nil || cfg.ID == "" {
+		return nil, fmt.Errorf("%w: missing task ID", drivers.ErrInvalidConfig)
+	}
+	command, args, err := parseConfig(cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	isoErr := d.isolation()
+	if isoErr != nil && !d.cfg.AllowFallback {
+		return nil, fmt.Errorf("exec driver: isolation unavailable: %w", isoErr)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.tasks[cfg.ID]; ok {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, drivers.ErrTaskExists)
+	}
+	env := taskEnv(cfg)
+	path, err := resolveCommand(command, env, cfg.TaskDir)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	spec := launchSpec{cfg: cfg, path: path, args: args, env: env, isolated: isoErr == nil}
+	if spec.isolated {
+		spec.cgroups = &d.cgroups
+	}
+	t, err := launch(spec)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	d.tasks[cfg.ID] = t
+	go t.wait()
+	state := map[string]string{"pid": strconv.Itoa(t.pid), "isolation": "on"}
+	if t.cgroup != nil {
+		state["cgroup"] = t.cgroup.memoryDir()
+	}
+	if isoErr != nil {
+		state["isolation"] = "off: " + isoErr.Error()
+	}
+	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "command", path, "isolation", state["isolation"])
+	return &drivers.TaskHandle{ID: cfg.ID, Driver: Name, Config: cfg, StartedAt: time.Now(), State: state}, nil
+}
+
+func (d *Driver) lookup(taskID string) (*task, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.tasks[taskID]
+	if !ok {
+		return nil, fmt.Errorf("task %s: %w", taskID, drivers.ErrTaskNotFound)
+	}
+	return t, nil
+}
+
+// Wait implements drivers.Driver.
+func (d *Driver) Wait(ctx context.Context, taskID string) (<-chan *drivers.ExitResult, error) {
+	t, err := d.lookup(taskID)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *drivers.ExitResult, 1)
+	go func() {
+		defer close(ch)
+		select {
+		case <-t.done:
+			r := *t.result
+			ch <- &r
+		case <-ctx.Done():
+		}
+	}()
+	return ch, nil
+}
+
+// Stop implements drivers.Driver: signal the task's process group (its
+// init ignores the signal and reports how the command took it), wait up
+// to timeout, then SIGKILL the group, init included, which in a PID
+// namespace kills every process of the task.
+func (d *Driver) Stop(taskID string, timeout time.Duration, signal string) error {
+	sig, err := drivers.ParseSignal(signal)
+	if err != nil {
+		return err
+	}
+	t, err := d.lookup(taskID)
+	if err != nil {
+		return err
+	}
+	sent, err := t.signal(sig)
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", taskID, err)
+	}
+	if !sent {
+		return nil
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+		return nil
+	case <-timer.C:
+	}
+	d.logger.Debug("task ignored kill signal; sending SIGKILL", "task_id", taskID, "signal", sig, "timeout", timeout)
+	if _, err := t.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("stop %s: %w", taskID, err)
+	}
+	<-t.done
+	return nil
+}
+
+// Signal implements drivers.Signaler: the signal goes to the task's
+// process group.
+func (d *Driver) Signal(taskID string, signal string) error {
+	sig, err := drivers.ParseSignal(signal)
+	if err != nil {
+		return err
+	}
+	t, err := d.lookup(taskID)
+	if err != nil {
+		return err
+	}
+	sent, err := t.signal(sig)
+	if err != nil {
+		return fmt.Errorf("signal %s: %w", taskID, err)
+	}
+	if !sent {
+		return fmt.Errorf("signal %s: task has exited", taskID)
+	}
+	return nil
+}
+
+// Destroy implements drivers.Driver: kill the task's group, wait for its
+// result, then kill whatever is left in its cgroup and remove the cgroup.
+func (d *Driver) Destroy(taskID string) error {
+	t, err := d.lookup(taskID)
+	if err != nil {
+		return err
+	}
+	if _, err := t.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("destroy %s: %w", taskID, err)
+	}
+	<-t.done
+	var errs []error
+	if t.cgroup != nil {
+		errs = append(errs, t.cgroup.remove())
+	}
+	d.mu.Lock()
+	delete(d.tasks, taskID)
+	d.mu.Unlock()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("destroy %s: %w", taskID, err)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package exec
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// The task init. The driver starts every task as a copy of its own binary
+// (/proc/self/exe) with initEnv set; the package's init function sees it
+// and runs taskInit instead of the program. The init:
+//
+//  1. waits for the driver's go-ahead on fd 3 (sent once the driver has
+//     put it in the task's cgroup, so user code never runs outside it);
+//  2. when isolated (it is PID 1 of a new PID namespace, in a new mount
+//     namespace): makes every mount private and mounts a fresh /proc;
+//  3. starts the task's command in its own process group, reports
+//     "started <pid>" on fd 4, and catches the stop signals the driver
+//     sends to that group so that it outlives the command and can report
+//     how it ended;
+//  4. reaps every child (orphans re-parent to it inside the namespace),
+//     writes "exit N" or "signal N" for the command on fd 4, kills what
+//     is left of the group and exits. In a PID namespace the kernel kills
+//     every remaining process when the init exits.
+const (
+	initEnv = "DROVER_EXEC_INIT"
+
+	initIsolated = "isolated" // namespaces: mount setup, then run
+	initPlain    = "plain"    // fallback: no namespaces, just run
+	initProbe    = "probe"    // check the namespaces work, run nothing
+)
+
+// forwardSignals are caught by the init so they do not end it: the
+// driver sends them to the whole process group, the command gets its
+// own copy.
+var forwardSignals = []os.Signal{
+	syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGABRT, syscall.SIGALRM,
+	syscall.SIGWINCH, syscall.SIGPIPE,
+}
+
+func init() {
+	mode, ok := os.LookupEnv(initEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(initEnv)
+	// syscall.Exit, not os.Exit: the init has no deferred work, and a
+	// race-enabled binary would otherwise linger a second at exit.
+	if mode == initProbe {
+		if err := probeInit(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			syscall.Exit(1)
+		}
+		syscall.Exit(0)
+	}
+	syscall.Exit(taskInit(mode == initIsolated))
+}
+
+// probeInit checks what an isolated init relies on.
+func probeInit() error {
+	if pid := os.Getpid(); pid != 1 {
+		return fmt.Errorf("pid namespace: init has pid %d, want 1", pid)
+	}
+	return setupMounts()
+}
+
+// setupMounts makes the mount namespace private (nothing mounted here
+// reaches the host, nothing the host mounts later shows up here) and
+// mounts a /proc that shows the task's PID namespace.
+func setupMounts() error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	flags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC)
+	if err := syscall.Mount("proc", "/proc", "proc", flags, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	return nil
+}
+
+// taskInit runs the command in os.Args[1:] and returns the init's exit
+// code; the command's own outcome goes to the status pipe.
+func taskInit(isolated bool) int {
+	ready := os.NewFile(3, "ready")
+	status := os.NewFile(4, "status")
+	// The command must not inherit the status pipe, or a process it
+	// leaves behind would keep the driver from seeing the end.
+	syscall.CloseOnExec(4)
+	if _, err := bufio.NewReader(ready).ReadByte(); err != nil {
+		return 125 // the driver gave up on this start
+	}
+	ready.Close()
+	signal.Notify(make(chan os.Signal, 16), forwardSignals...)
+	if isolated {
+		if err := setupMounts(); err != nil {
+			fmt.Fprintf(status, "error %v\n", err)
+			return 126
+		}
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprintln(status, "error no command")
+		return 126
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		return 126
+	}
+	proc, err := os.StartProcess(os.Args[1], os.Args[1:], &os.ProcAttr{
+		Env:   os.Environ(),
+		Files: []*os.File{devNull, os.Stdout, os.Stderr},
+	})
+	devNull.Close()
+	if err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		return 127
+	}
+	fmt.Fprintf(status, "started %d\n", proc.Pid)
+	ws := reapUntil(proc.Pid)
+	if ws.Signaled() {
+		fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
+	} else {
+		fmt.Fprintf(status, "exit %d\n", ws.ExitStatus())
+	}
+	status.Close()
+	// Whatever the command left in the group dies with it. In a PID
+	// namespace the init ignores this signal; outside one it ends here.
+	_ = syscall.Kill(0, syscall.SIGKILL)
+	return 0
+}
+
+// reapUntil reaps children until pid exits and returns its status.
+func reapUntil(pid int) syscall.WaitStatus {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			// No children left without seeing pid: cannot happen, but
+			// do not spin.
+			return syscall.WaitStatus(127 << 8)
+		}
+		if got == pid {
+			return ws
+		}
+	}
+}

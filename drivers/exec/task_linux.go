@@ -1,0 +1,281 @@
+package exec
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/droverhq/drover/drivers"
+)
+
+// handshakeLimit bounds how long Start waits for the init to report
+// that the command runs.
+const handshakeLimit = 10 * time.Second
+
+// launchSpec is one task start.
+type launchSpec struct {
+	cfg      *drivers.TaskConfig
+	path     string
+	args     []string
+	env      []string
+	isolated bool
+	cgroups  *cgroupFS // nil when not isolated
+}
+
+// task is one started task: its init process (a process group leader,
+// in the host's PID numbering) and, when isolated, its cgroup. done is
+// closed after result is set.
+//
+// The group is signalled only under mu and only until the init is
+// reaped: the group's ID is the init's PID, which the kernel may reuse
+// once it is reaped.
+type task struct {
+	cmd    *exec.Cmd
+	pid    int
+	cgroup *taskCgroup
+	status *bufio.Reader // the init's reports
+	done   chan struct{}
+	result *drivers.ExitResult
+
+	mu     sync.Mutex
+	reaped bool
+}
+
+// launch starts the init, puts it in the task's cgroup, lets it go and
+// waits until it reports the command started.
+func launch(s launchSpec) (*task, error) {
+	t := &task{done: make(chan struct{})}
+	if s.cgroups != nil {
+		lim := limits{}
+		if r := s.cfg.Resources; r != nil {
+			lim = limits{cpuShares: r.Cpu.CpuShares, memoryMB: r.Memory.MemoryMB}
+		}
+		g, err := s.cgroups.create(cgroupName(s.cfg.ID), lim)
+		if err != nil {
+			return nil, err
+		}
+		t.cgroup = g
+	}
+	readyW, err := t.startInit(s)
+	if err != nil {
+		t.removeCgroup()
+		return nil, err
+	}
+	if err := t.handshake(readyW); err != nil {
+		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+		_ = t.cmd.Wait()
+		t.removeCgroup()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *task) removeCgroup() {
+	if t.cgroup != nil {
+		_ = t.cgroup.remove()
+	}
+}
+
+// startInit starts the init, blocked until readyW is written.
+func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
+	stdout, err := openOutput(s.cfg.StdoutPath)
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := openOutput(s.cfg.StderrPath)
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer readyR.Close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		readyW.Close()
+		return nil, err
+	}
+	defer statusW.Close()
+	mode, attr := initPlain, &syscall.SysProcAttr{Setpgid: true}
+	if s.isolated {
+		mode, attr.Cloneflags = initIsolated, isolationFlags
+	}
+	t.cmd = &exec.Cmd{
+		Path:        initPath,
+		Args:        append([]string{s.path}, s.args...),
+		Env:         append(s.env, initEnv+"="+mode),
+		Dir:         s.cfg.TaskDir,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{readyR, statusW},
+		SysProcAttr: attr,
+	}
+	// Args[0] is the init's own name; the init runs Args[1:].
+	t.cmd.Args = append([]string{"drover-exec-init"}, t.cmd.Args...)
+	if err := t.cmd.Start(); err != nil {
+		readyW.Close()
+		statusR.Close()
+		return nil, fmt.Errorf("start task init: %w", err)
+	}
+	t.pid = t.cmd.Process.Pid
+	t.status = bufio.NewReader(statusR)
+	return readyW, nil
+}
+
+// handshake moves the init into the cgroup, lets it run the command and
+// reads its "started" report.
+func (t *task) handshake(readyW *os.File) error {
+	defer readyW.Close()
+	if t.cgroup != nil {
+		if err := t.cgroup.add(t.pid); err != nil {
+			return err
+		}
+	}
+	if _, err := readyW.Write([]byte{1}); err != nil {
+		return fmt.Errorf("release task init: %w", err)
+	}
+	type reply struct {
+		line string
+		err  error
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		line, err := t.status.ReadString('\n')
+		ch <- reply{strings.TrimSpace(line), err}
+	}()
+	select {
+	case r := <-ch:
+		switch {
+		case strings.HasPrefix(r.line, "started "):
+			return nil
+		case strings.HasPrefix(r.line, "error "):
+			return fmt.Errorf("task init: %s", strings.TrimPrefix(r.line, "error "))
+		default:
+			return fmt.Errorf("task init exited before starting the command: %v", r.err)
+		}
+	case <-time.After(handshakeLimit):
+		return fmt.Errorf("task init did not start the command within %v", handshakeLimit)
+	}
+}
+
+// wait records how the task ended. It is the only goroutine per task; it
+// ends when the init exits. The init's report of the command's exit wins
+// over the init's own status (it is SIGKILLed when the task is killed).
+func (t *task) wait() {
+	line, _ := t.status.ReadString('\n')
+	var err error
+	if waitExited(t.pid) {
+		t.mu.Lock()
+		// Leftovers in the group (fallback mode) die with the task.
+		_ = signalGroup(t.pid, syscall.SIGKILL)
+		err = t.cmd.Wait()
+		t.reaped = true
+		t.mu.Unlock()
+	} else {
+		err = t.cmd.Wait()
+		t.mu.Lock()
+		t.reaped = true
+		t.mu.Unlock()
+	}
+	res := reportedResult(strings.TrimSpace(line))
+	if res == nil {
+		res = exitResult(t.cmd.ProcessState, err)
+	}
+	if t.cgroup != nil {
+		res.OOMKilled = t.cgroup.oomKilled(res)
+	}
+	t.result = res
+	close(t.done)
+}
+
+// oomKilled reports whether the kernel killed a process of the cgroup
+// for memory. failcnt (old v1 kernels) only counts hitting the limit, so
+// there it takes a SIGKILL too.
+func (g *taskCgroup) oomKilled(res *drivers.ExitResult) bool {
+	n, exact, err := g.oomKills()
+	if err != nil || n == 0 {
+		return false
+	}
+	return exact || res.Signal == int(syscall.SIGKILL)
+}
+
+// reportedResult parses the init's "exit N" / "signal N" line; nil when
+// the init did not report (it was killed).
+func reportedResult(line string) *drivers.ExitResult {
+	kind, num, ok := strings.Cut(line, " ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil {
+		return nil
+	}
+	switch kind {
+	case "exit":
+		return &drivers.ExitResult{ExitCode: n}
+	case "signal":
+		return &drivers.ExitResult{ExitCode: 128 + n, Signal: n}
+	}
+	return nil
+}
+
+func exitResult(ps *os.ProcessState, err error) *drivers.ExitResult {
+	if ps == nil {
+		return &drivers.ExitResult{ExitCode: -1, Err: err}
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return &drivers.ExitResult{ExitCode: ps.ExitCode()}
+	}
+	if ws.Signaled() {
+		sig := int(ws.Signal())
+		return &drivers.ExitResult{ExitCode: 128 + sig, Signal: sig}
+	}
+	return &drivers.ExitResult{ExitCode: ws.ExitStatus()}
+}
+
+// signal signals the task's process group; it reports false, sending
+// nothing, once the init has been reaped.
+func (t *task) signal(sig syscall.Signal) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped {
+		return false, nil
+	}
+	return true, signalGroup(t.pid, sig)
+}
+
+// signalGroup signals every process in the group; a group that is
+// already gone is not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pgid, sig)
+	if err == nil || errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return fmt.Errorf("signal process group %d with %v: %w", pgid, sig, err)
+}
+
+// pPID is waitid's P_PID id type.
+const pPID = 1
+
+// waitExited blocks until the process pid has exited, without reaping
+// it, so its PID (and group ID) stays reserved while the caller cleans
+// up. It reports whether it saw the exit.
+func waitExited(pid int) bool {
+	var info [128]byte // siginfo_t; only waitid's side effect matters
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
+			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return errno == 0
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package rawexec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/droverhq/drover/drivers"
+)
+
+// The executor is the small process that sits between the agent and a
+// raw_exec task so the task outlives the agent:
+//
+//	agent ──fork/exec, Setsid──> executor ──fork/exec, Setpgid──> task
+//	  ^  spec on stdin, report on fd 3     │ waits, kills the group's
+//	  └── reads <taskdir>/.drover-exit-*.json <─┘ leftovers, writes status
+//
+// It is the agent's own binary (or a test binary) re-executed with
+// ExecutorEnv set: this package's init notices the variable and runs
+// ExecutorMain instead of the program, so every binary that links the
+// driver can serve as its executor. It runs in its own session, so a
+// SIGKILL of the agent or a hang-up of its terminal does not reach it,
+// and it writes the task's exit status to a file (atomically, by rename)
+// for whichever agent asks later, its parent or a restarted one.
+
+// ExecutorEnv, set to "1" in a process's environment, makes it run as a
+// raw_exec executor (see ExecutorMain) before main.
+const ExecutorEnv = "DROVER_RAWEXEC_EXECUTOR"
+
+func init() {
+	if os.Getenv(ExecutorEnv) == "1" {
+		os.Exit(ExecutorMain())
+	}
+}
+
+// executorSpec is what the driver hands the executor on its stdin.
+type executorSpec struct {
+	Path       string
+	Args       []string
+	Env        []string
+	Dir        string
+	Stdout     string
+	Stderr     string
+	StatusFile string
+}
+
+// executorReport is the executor's answer on fd 3 once the task started
+// (PID) or could not (Err; Invalid when no retry can help).
+type executorReport struct {
+	PID     int
+	Err     string
+	Invalid bool
+}
+
+// exitStatus is the status file's content.
+type exitStatus struct {
+	ExitCode int
+	Signal   int
+}
+
+// ExecutorMain runs the executor: read the spec from stdin, start the
+// task, report its PID on fd 3, wait for it, kill what it left in its
+// group, write the status file, and return the executor's exit code.
+func ExecutorMain() int {
+	// Caught, not ignored: an ignored signal would stay ignored in the
+	// task after exec.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGPIPE)
+	go func() {
+		for range sigs {
+		}
+	}()
+	report := os.NewFile(3, "executor-report")
+	var spec executorSpec
+	buf, err := io.ReadAll(os.Stdin)
+	if err == nil {
+		err = json.Unmarshal(buf, &spec)
+	}
+	if err != nil {
+		writeReport(report, executorReport{Err: fmt.Sprintf("executor spec: %v", err)})
+		return 2
+	}
+	cmd, err := startTask(&spec)
+	if err != nil {
+		invalid := errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC)
+		writeReport(report, executorReport{Err: err.Error(), Invalid: invalid})
+		return 1
+	}
+	pid := cmd.Process.Pid
+	writeReport(report, executorReport{PID: pid})
+	if waitExited(pid) {
+		// The leader is a zombie: its group ID still cannot name anyone
+		// else's group, so killing what the task left behind is safe.
+		_ = signalGroup(pid, syscall.SIGKILL)
+	}
+	err = cmd.Wait()
+	res := exitResult(cmd.ProcessState, err)
+	if err := writeStatus(spec.StatusFile, exitStatus{ExitCode: res.ExitCode, Signal: res.Signal}); err != nil {
+		return 3
+	}
+	return 0
+}
+
+func startTask(spec *executorSpec) (*exec.Cmd, error) {
+	stdout, err := openOutput(spec.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := openOutput(spec.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	cmd := &exec.Cmd{
+		Path:        spec.Path,
+		Args:        append([]string{spec.Path}, spec.Args...),
+		Env:         spec.Env,
+		Dir:         spec.Dir,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+func writeReport(f *os.File, r executorReport) {
+	if f == nil {
+		return
+	}
+	_ = json.NewEncoder(f).Encode(r)
+	_ = f.Close()
+}
+
+// writeStatus writes the status file by rename, so a reader sees all of
+// it or nothing.
+func writeStatus(path string, st exitStatus) error {
+	buf, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, buf, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// readStatus reads a status file; fs.ErrNotExist means the task has not
+// ended (or its executor died first).
+func readStatus(path string) (*drivers.ExitResult, error) {
+	buf, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var st exitStatus
+	if err := json.Unmarshal(buf, &st); err != nil {
+		return nil, fmt.Errorf("status file %s: %w", path, err)
+	}
+	return &drivers.ExitResult{ExitCode: st.ExitCode, Signal: st.Signal}, nil
+}
+
+// statusPath is where the executor of task id writes its status.
+func statusPath(taskDir, id string) string {
+	dir := taskDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name := strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(id)
+	return filepath.Join(dir, ".drover-exit-"+name+".json")
+}
