@@ -21,6 +21,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
@@ -140,7 +141,7 @@ func (db *DB) putTask(allocID string, bucket []byte, task string, v any) error {
 func (db *DB) DeleteAlloc(allocID string) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		err := tx.Bucket(allocsBucket).DeleteBucket([]byte(allocID))
-		if errors.Is(err, bolt.ErrBucketNotFound) {
+		if errors.Is(err, bolterrors.ErrBucketNotFound) {
 			return nil
 		}
 		return err
