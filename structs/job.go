@@ -97,6 +97,9 @@ type Task struct {
 	Affinities  []*Affinity
 	KillTimeout time.Duration
 	KillSignal  string
+	// LogConfig bounds the task's log files (nil: the defaults, see
+	// structs/logs.go).
+	LogConfig *LogConfig
 }
 
 // Resources is what a task asks for.
@@ -533,6 +536,10 @@ func (t *Task) Copy() *Task {
 	c.Constraints = copyConstraints(t.Constraints)
 	c.Affinities = copyAffinities(t.Affinities)
 	c.Resources = t.Resources.Copy()
+	if t.LogConfig != nil {
+		lc := *t.LogConfig
+		c.LogConfig = &lc
+	}
 	return &c
 }
 
