@@ -57,6 +57,7 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 			return &groupCommand{name: "job", synopsis: "Run, inspect and stop jobs"}, nil
 		},
 		"job run":      func() (cli.Command, error) { return &JobRunCommand{Meta: m}, nil },
+		"job plan":     func() (cli.Command, error) { return &JobPlanCommand{Meta: m}, nil },
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m}, nil },

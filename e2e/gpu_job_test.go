@@ -262,3 +262,34 @@ func snapshotIDs(a *agentProc) map[string][]string {
 	}
 	return out
 }
+
+// TestE2E_JobPlan: `drover job plan` shows the GPUs a placement would use
+// and, for a job that cannot be placed, how many nodes failed per reason;
+// nothing is registered.
+func TestE2E_JobPlan(t *testing.T) {
+	dir := t.TempDir()
+	ports := freePorts(t, 3)
+	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-plan", ports, 4))
+
+	r := a.drover("job", "plan", writeFile(t, dir, "fits.hcl", gpuJob("fits", 2, "true")))
+	if r.code != 0 {
+		t.Fatalf("plan fits: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{`Job: "fits" (added)`, "(1 place, 0 stop)", "fits.train[0] on node", ", GPUs GPU-", "All tasks successfully allocated"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan fits: output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = a.drover("job", "plan", writeFile(t, dir, "five.hcl", gpuJob("five", 5, "true")))
+	if r.code != 2 {
+		t.Errorf("plan five: exit %d, want 2", r.code)
+	}
+	if !strings.Contains(r.stdout, "Resources exhausted on 1 node: devices: nvidia/gpu: node has 4 matching, need 5") {
+		t.Errorf("plan five: output lacks the per-reason node count:\n%s", r.stdout)
+	}
+	for _, j := range []string{"fits", "five"} {
+		if code := a.getJSON("/v1/job/"+j, nil); code != 404 {
+			t.Errorf("after plan, GET job %s: status %d, want 404", j, code)
+		}
+	}
+}
