@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/drivers/logrotate"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -94,14 +95,34 @@ type TaskConfig struct {
 	Config map[string]any
 	// TaskDir is the task's working directory; it exists.
 	TaskDir string
-	// StdoutPath and StderrPath are files the task's output is appended
-	// to; they are created if missing.
+	// StdoutPath and StderrPath name the task's output logs, appended to
+	// and created if missing. With LogMaxFiles 0 each is exactly the
+	// file written. With LogMaxFiles > 0 each is a base name and the
+	// output rotates through <path>.0, <path>.1, ... (package
+	// drivers/logrotate): a file is closed at LogMaxFileSizeMB and the
+	// oldest beyond LogMaxFiles removed.
 	StdoutPath string
 	StderrPath string
-	Resources  *structs.AllocatedTaskResources
+	// LogMaxFiles and LogMaxFileSizeMB bound each stream's files (the
+	// task's `logs` block); 0 files turns rotation off.
+	LogMaxFiles      int
+	LogMaxFileSizeMB int
+	Resources        *structs.AllocatedTaskResources
 	// DeviceIDs are the device instances (GPU UUIDs) assigned to the
 	// task; drivers that isolate devices expose only these.
 	DeviceIDs []string
+}
+
+// LogOptions returns the rotation limits of the task's output logs.
+func (c *TaskConfig) LogOptions() logrotate.Options {
+	if c.LogMaxFiles <= 0 {
+		return logrotate.Options{}
+	}
+	size := c.LogMaxFileSizeMB
+	if size <= 0 {
+		size = structs.DefaultLogConfig().MaxFileSizeMB
+	}
+	return logrotate.Options{MaxFiles: c.LogMaxFiles, MaxFileBytes: int64(size) * logrotate.MB}
 }
 
 // EnvList returns Env as sorted "KEY=value" strings.

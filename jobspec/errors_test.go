@@ -59,6 +59,36 @@ func TestParseErrors(t *testing.T) {
 			want: `job.hcl:6,7: Unsupported block type; Blocks of type "resource" are not expected here. Did you mean "resources"?`,
 		},
 		{
+			name: "logs max_files zero",
+			src:  inTask("logs {\n        max_files = 0\n      }"),
+			want: "job.hcl:7,21: Invalid value; max_files = 0 is out of range: want at least 1.",
+		},
+		{
+			name: "logs max_file_size negative",
+			src:  inTask("logs {\n        max_file_size = -5\n      }"),
+			want: "job.hcl:7,25: Invalid value; max_file_size = -5 is out of range: want at least 1.",
+		},
+		{
+			name: "logs max_files not a number",
+			src:  inTask("logs {\n        max_files = \"many\"\n      }"),
+			want: `job.hcl:7,21: Incorrect attribute value type; Inappropriate value for attribute "max_files": a whole number is required, not "many".`,
+		},
+		{
+			name: "logs unknown argument",
+			src:  inTask("logs {\n        max_file = 5\n      }"),
+			want: `job.hcl:7,9: Unsupported argument; An argument named "max_file" is not expected here. Did you mean "max_files"?`,
+		},
+		{
+			name: "logs disabled not supported yet",
+			src:  inTask("logs {\n        disabled = true\n      }"),
+			want: `job.hcl:7,9: Unsupported argument; The argument "disabled" is not supported by Drover yet.`,
+		},
+		{
+			name: "two logs blocks",
+			src:  inTask("logs {\n      }\n      logs {\n      }"),
+			want: "job.hcl:8,7: Duplicate logs block; ...",
+		},
+		{
 			name: "nomad block not supported yet",
 			src:  inResources("network {\n        }"),
 			want: `job.hcl:7,9: Unsupported block type; Blocks of type "network" are not supported by Drover yet.`,

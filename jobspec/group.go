@@ -99,6 +99,9 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 	if r := d.single(c, "resources"); r != nil {
 		t.Resources = d.resources(r)
 	}
+	if l := d.single(c, "logs"); l != nil {
+		t.LogConfig = d.logs(l)
+	}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
 		case "constraint":

@@ -69,13 +69,17 @@ var (
 		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
-			block("constraint"), block("affinity"),
+			block("constraint"), block("affinity"), block("logs"),
 		},
 		unsupported: []string{
-			"artifact", "template", "service", "vault", "volume_mount", "lifecycle", "logs",
+			"artifact", "template", "service", "vault", "volume_mount", "lifecycle",
 			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
 			"leader", "user", "shutdown_delay", "consul", "action", "schedule", "secret",
 		},
+	}
+	logsSchema = &schema{
+		attrs:       []string{"max_files", "max_file_size"},
+		unsupported: []string{"disabled", "enabled"},
 	}
 	resourcesSchema = &schema{
 		attrs:       []string{"cpu", "memory"},

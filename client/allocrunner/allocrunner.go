@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/logrotate"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -115,13 +116,27 @@ func SharedDir(allocDir string) string { return filepath.Join(allocDir, "alloc")
 // TaskDir returns a task's working dir.
 func TaskDir(allocDir, task string) string { return filepath.Join(allocDir, task) }
 
-// LogPath returns a task's current stdout (or stderr) log file.
-func LogPath(allocDir, task string, stderr bool) string {
+// LogBase returns the base name of a task's stdout (or stderr) log: the
+// drivers write <base>.0, <base>.1, ..., rotated per the task's logs
+// block (package drivers/logrotate).
+func LogBase(allocDir, task string, stderr bool) string {
 	kind := "stdout"
 	if stderr {
 		kind = "stderr"
 	}
-	return filepath.Join(SharedDir(allocDir), "logs", task+"."+kind+".0")
+	return filepath.Join(SharedDir(allocDir), "logs", task+"."+kind)
+}
+
+// LogPath returns a task's current stdout (or stderr) log file: the one
+// with the highest index, or <base>.0 before the task wrote any.
+func LogPath(allocDir, task string, stderr bool) string {
+	return logrotate.Current(LogBase(allocDir, task, stderr))
+}
+
+// LogFiles returns a task's existing stdout (or stderr) log files,
+// oldest first.
+func LogFiles(allocDir, task string, stderr bool) ([]string, error) {
+	return logrotate.Files(LogBase(allocDir, task, stderr))
 }
 
 // New prepares a runner: every task of the allocation's group is
@@ -342,12 +357,28 @@ func (ar *AllocRunner) Alloc() *structs.Allocation {
 
 // LogPath returns the current log file of a task of this allocation.
 func (ar *AllocRunner) LogPath(task string, stderr bool) (string, error) {
+	if !ar.hasTask(task) {
+		return "", fmt.Errorf("allocation %s has no task %q: %w", ar.id, task, structs.ErrNotFound)
+	}
+	return LogPath(ar.allocDir, task, stderr), nil
+}
+
+// LogFiles returns the log files of a task of this allocation, oldest
+// first.
+func (ar *AllocRunner) LogFiles(task string, stderr bool) ([]string, error) {
+	if !ar.hasTask(task) {
+		return nil, fmt.Errorf("allocation %s has no task %q: %w", ar.id, task, structs.ErrNotFound)
+	}
+	return LogFiles(ar.allocDir, task, stderr)
+}
+
+func (ar *AllocRunner) hasTask(name string) bool {
 	for _, tr := range ar.tasks {
-		if tr.task.Name == task {
-			return LogPath(ar.allocDir, task, stderr), nil
+		if tr.task.Name == name {
+			return true
 		}
 	}
-	return "", fmt.Errorf("allocation %s has no task %q: %w", ar.id, task, structs.ErrNotFound)
+	return false
 }
 
 // mutate changes one task's state and reports the allocation.

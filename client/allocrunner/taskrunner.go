@@ -291,17 +291,35 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 	if alloc.Job != nil {
 		jobName = alloc.Job.Name
 	}
+	logs := logConfig(tr.task)
 	return &drivers.TaskConfig{
-		ID:         fmt.Sprintf("%s/%s/%d", alloc.ID, tr.task.Name, attempt),
-		AllocID:    alloc.ID,
-		JobName:    jobName,
-		TaskName:   tr.task.Name,
-		Env:        env,
-		Config:     InterpolateConfig(tr.task.Config, env),
-		TaskDir:    taskDir,
-		StdoutPath: LogPath(ar.allocDir, tr.task.Name, false),
-		StderrPath: LogPath(ar.allocDir, tr.task.Name, true),
-		Resources:  taskResources(alloc, tr.task.Name),
-		DeviceIDs:  DeviceIDs(alloc, tr.task.Name),
+		ID:               fmt.Sprintf("%s/%s/%d", alloc.ID, tr.task.Name, attempt),
+		AllocID:          alloc.ID,
+		JobName:          jobName,
+		TaskName:         tr.task.Name,
+		Env:              env,
+		Config:           InterpolateConfig(tr.task.Config, env),
+		TaskDir:          taskDir,
+		StdoutPath:       LogBase(ar.allocDir, tr.task.Name, false),
+		StderrPath:       LogBase(ar.allocDir, tr.task.Name, true),
+		LogMaxFiles:      logs.MaxFiles,
+		LogMaxFileSizeMB: logs.MaxFileSizeMB,
+		Resources:        taskResources(alloc, tr.task.Name),
+		DeviceIDs:        DeviceIDs(alloc, tr.task.Name),
 	}
+}
+
+// logConfig is the task's logs block with the defaults for what it
+// leaves unset.
+func logConfig(t *structs.Task) structs.LogConfig {
+	lc := *structs.DefaultLogConfig()
+	if t.LogConfig != nil {
+		if t.LogConfig.MaxFiles > 0 {
+			lc.MaxFiles = t.LogConfig.MaxFiles
+		}
+		if t.LogConfig.MaxFileSizeMB > 0 {
+			lc.MaxFileSizeMB = t.LogConfig.MaxFileSizeMB
+		}
+	}
+	return lc
 }

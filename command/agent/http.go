@@ -102,6 +102,7 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("/v1/", h.unknownRoute)
 	h.gpuHealthRoutes(m)
 	h.allocOpsRoutes(m)
+	h.statsRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()

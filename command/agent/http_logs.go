@@ -1,11 +1,8 @@
 package agent
 
 import (
-	"errors"
 	"io"
-	"io/fs"
 	"net/http"
-	"os"
 	"strconv"
 	"time"
 
@@ -17,7 +14,10 @@ const logPollInterval = 100 * time.Millisecond
 
 // logs serves GET /v1/client/fs/logs/<alloc>?task=&type=&follow=&origin=&offset=.
 // Only plain output is produced (Nomad's framed encoding is not); the
-// plain query parameter is accepted for compatibility.
+// plain query parameter is accepted for compatibility. The task's log is
+// read across its rotated files as one stream (see logReader): offsets
+// count bytes across the files that exist, origin=end counts back from
+// the newest, and a follower moves on when the task's log rotates.
 func (h *httpAPI) logs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	allocID, task := r.PathValue("alloc"), q.Get("task")
@@ -64,42 +64,50 @@ func (h *httpAPI) logs(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	f, err := openWhenCreated(r, path, follow, func() bool { return h.taskDead(alloc.ID, task) })
+	lr, err := openLog(r, path, follow, func() bool { return h.taskDead(alloc.ID, task) })
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	defer f.Close()
+	defer lr.close()
+	pos := offset
 	if origin == "end" {
-		_, err = f.Seek(-min(offset, fileSize(f)), io.SeekEnd)
-	} else {
-		_, err = f.Seek(offset, io.SeekStart)
+		pos = max(0, lr.total-offset)
 	}
-	if err != nil {
+	if err := lr.seek(pos); err != nil {
 		h.writeError(w, r, errorf(http.StatusBadRequest, "seek: %v", err))
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	// The log's size when the read began, so a follower knows where the
-	// end is without probing (Drover).
-	w.Header().Set("X-Drover-Log-Size", strconv.FormatInt(fileSize(f), 10))
+	// The log's size (all its rotated files) when the read began, so a
+	// follower knows where the end is without probing (Drover).
+	w.Header().Set("X-Drover-Log-Size", strconv.FormatInt(lr.total, 10))
 	w.WriteHeader(http.StatusOK)
-	h.copyLog(w, r, f, alloc.ID, task, follow)
+	h.copyLog(w, r, lr, alloc.ID, task, follow)
 }
 
-// copyLog writes f to w; when following, it keeps writing new data until
-// the task is dead and the file is drained, or the client goes away.
-func (h *httpAPI) copyLog(w http.ResponseWriter, r *http.Request, f *os.File, allocID, task string, follow bool) {
+// copyLog writes the log to w, file after file; when following, it keeps
+// writing new data, moving to the next file when the task's log
+// rotates, until the task is dead and the log drained, or the client
+// goes away.
+func (h *httpAPI) copyLog(w http.ResponseWriter, r *http.Request, lr *logReader, allocID, task string, follow bool) {
 	flusher, _ := w.(http.Flusher)
 	ticker := time.NewTicker(logPollInterval)
 	defer ticker.Stop()
 	for {
 		dead := !follow || h.taskDead(allocID, task)
-		if _, err := io.Copy(w, f); err != nil {
+		if _, err := io.Copy(w, lr.f); err != nil {
+			return
+		}
+		moved, err := lr.next()
+		if err != nil {
 			return
 		}
 		if flusher != nil {
 			flusher.Flush()
+		}
+		if moved {
+			continue
 		}
 		if dead {
 			return
@@ -149,35 +157,4 @@ func (h *httpAPI) taskDead(allocID, task string) bool {
 		return true
 	}
 	return a.ClientTerminalStatus()
-}
-
-// openWhenCreated opens a log file; when following, it waits for a task
-// that has not started yet to create it, unless the task is dead (a task
-// that failed in setup never writes a log).
-func openWhenCreated(r *http.Request, path string, follow bool, dead func() bool) (*os.File, error) {
-	for {
-		f, err := os.Open(path)
-		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		if !follow || dead() {
-			return nil, errorf(http.StatusNotFound, "no log at %s: the task has not started, or ended without writing one", path)
-		}
-		select {
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
-		case <-time.After(logPollInterval):
-		}
-	}
-}
-
-func fileSize(f *os.File) int64 {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
 }

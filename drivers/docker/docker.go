@@ -22,12 +22,14 @@
 // those UUIDs, for the NVIDIA runtime or as CDI devices.
 //
 // Output: a goroutine owned by the task follows the container's log
-// stream, splits stdout from stderr and appends each to its file.
+// stream, splits stdout from stderr and appends each to its log,
+// rotated per TaskConfig.LogMaxFiles (package drivers/logrotate).
 // Re-attach (RecoverTask) does not lose or repeat output: Start records
-// in the handle how large each file was before the container wrote to
-// it, so a new driver re-reads the container's log from its beginning
-// and skips the bytes already in the file. That holds as long as only
-// this driver appends to the files while the task runs.
+// in the handle each log's offset (bytes ever written to it, counting
+// files rotated away) before the container wrote to it, so a new driver
+// re-reads the container's log from its beginning and skips the bytes
+// already written. That holds as long as only this driver appends to
+// the logs while the task runs.
 //
 // It must not decide restarts or know about allocations: see package
 // drivers.

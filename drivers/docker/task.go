@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/logrotate"
 )
 
 const sigKill = syscall.SIGKILL
@@ -220,12 +220,14 @@ func (o *outputs) close() {
 	o.stderr.close()
 }
 
-// streamFile appends one of the container's streams to a file. base is
-// the file's size before the container wrote to it; consumed counts the
-// stream's bytes already in the file, so a stream read again from its
-// start (after a break, or by a new driver) skips them.
+// streamFile appends one of the container's streams to a rotated log
+// (package drivers/logrotate). base is the log's stream offset (bytes
+// ever written, counting rotated-away files) before the container wrote
+// to it; consumed counts the stream's bytes already in the log, so a
+// stream read again from its start (after a break, or by a new driver)
+// skips them.
 type streamFile struct {
-	f        *os.File // nil: output is dropped
+	f        *logrotate.Writer // nil: output is dropped
 	base     int64
 	consumed int64
 	pos      int64 // position in the stream being read now
@@ -257,13 +259,13 @@ func (s *streamFile) close() {
 	}
 }
 
-// openOutputs opens the task's output files for a new container.
+// openOutputs opens the task's output logs for a new container.
 func openOutputs(cfg *drivers.TaskConfig) (*outputs, error) {
-	stdout, err := openStream(cfg.StdoutPath, -1)
+	stdout, err := openStream(cfg.StdoutPath, cfg.LogOptions(), -1)
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := openStream(cfg.StderrPath, -1)
+	stderr, err := openStream(cfg.StderrPath, cfg.LogOptions(), -1)
 	if err != nil {
 		stdout.close()
 		return nil, err
@@ -271,18 +273,18 @@ func openOutputs(cfg *drivers.TaskConfig) (*outputs, error) {
 	return &outputs{stdout: stdout, stderr: stderr}, nil
 }
 
-// reopenOutputs opens the output files of a recovered task, skipping
+// reopenOutputs opens the output logs of a recovered task, skipping
 // what its container already wrote there.
 func reopenOutputs(h *drivers.TaskHandle) (*outputs, error) {
-	var stdoutPath, stderrPath string
-	if h.Config != nil {
-		stdoutPath, stderrPath = h.Config.StdoutPath, h.Config.StderrPath
+	cfg := h.Config
+	if cfg == nil {
+		cfg = &drivers.TaskConfig{}
 	}
-	stdout, err := openStream(stdoutPath, stateOffset(h, StateStdoutOffset))
+	stdout, err := openStream(cfg.StdoutPath, cfg.LogOptions(), stateOffset(h, StateStdoutOffset))
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := openStream(stderrPath, stateOffset(h, StateStderrOffset))
+	stderr, err := openStream(cfg.StderrPath, cfg.LogOptions(), stateOffset(h, StateStderrOffset))
 	if err != nil {
 		stdout.close()
 		return nil, err
@@ -290,7 +292,7 @@ func reopenOutputs(h *drivers.TaskHandle) (*outputs, error) {
 	return &outputs{stdout: stdout, stderr: stderr}, nil
 }
 
-// stateOffset reads a file offset from the handle; 0 when absent.
+// stateOffset reads a stream offset from the handle; 0 when absent.
 func stateOffset(h *drivers.TaskHandle, key string) int64 {
 	n, err := strconv.ParseInt(h.State[key], 10, 64)
 	if err != nil || n < 0 {
@@ -299,25 +301,21 @@ func stateOffset(h *drivers.TaskHandle, key string) int64 {
 	return n
 }
 
-// openStream opens path for appending. base < 0 means a new container:
-// the current size is the base. Otherwise what lies past base is the
-// container's output already copied.
-func openStream(path string, base int64) (*streamFile, error) {
+// openStream opens the log at path for appending. base < 0 means a new
+// container: the log's current offset is the base. Otherwise what lies
+// past base is the container's output already copied.
+func openStream(path string, opts logrotate.Options, base int64) (*streamFile, error) {
 	if path == "" {
 		return &streamFile{}, nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	w, err := logrotate.Open(path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open output: %w", err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open output: %w", err)
-	}
-	s := &streamFile{f: f, base: st.Size()}
-	if base >= 0 && base <= st.Size() {
-		s.base, s.consumed = base, st.Size()-base
+	end := w.Offset()
+	s := &streamFile{f: w, base: end}
+	if base >= 0 && base <= end {
+		s.base, s.consumed = base, end-base
 	}
 	return s, nil
 }

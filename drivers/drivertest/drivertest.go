@@ -30,10 +30,27 @@ const waitLimit = 10 * time.Second
 // leakVar is set in the test process; a task's env must not carry it.
 const leakVar = "DROVERTEST_AGENT_ONLY"
 
+// Option changes how Run runs the suite.
+type Option func(*options)
+
+type options struct{ skip map[string]string }
+
+// Skip leaves out the named subtest, with the reason logged. A driver uses
+// it only where the check cannot apply (e.g. DestroyKillsGroup reads host
+// PIDs, which mean something else inside a PID namespace) and covers the
+// same property with a test of its own.
+func Skip(name, reason string) Option {
+	return func(o *options) { o.skip[name] = reason }
+}
+
 // Run runs the conformance suite against drivers made by newDriver; each
 // subtest gets a fresh driver.
-func Run(t *testing.T, newDriver func() drivers.Driver) {
+func Run(t *testing.T, newDriver func() drivers.Driver, opts ...Option) {
 	t.Helper()
+	o := options{skip: map[string]string{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	// Set in the agent's environment; tasks must not see it.
 	t.Setenv(leakVar, "leaked")
 	tests := []struct {
@@ -57,6 +74,9 @@ func Run(t *testing.T, newDriver func() drivers.Driver) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if reason, ok := o.skip[tt.name]; ok {
+				t.Skip(reason)
+			}
 			t.Parallel()
 			tt.fn(t, newDriver())
 		})

@@ -99,15 +99,3 @@ func pathOf(env []string) string {
 	}
 	return ""
 }
-
-// openOutput opens path for appending; "" discards output.
-func openOutput(path string) (*os.File, error) {
-	if path == "" {
-		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open output: %w", err)
-	}
-	return f, nil
-}

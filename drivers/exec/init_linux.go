@@ -2,10 +2,14 @@ package exec
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/droverhq/drover/drivers/logrotate"
 )
 
 // The task init. The driver starts every task as a copy of its own binary
@@ -16,12 +20,13 @@ import (
 //     put it in the task's cgroup, so user code never runs outside it);
 //  2. when isolated (it is PID 1 of a new PID namespace, in a new mount
 //     namespace): makes every mount private and mounts a fresh /proc;
-//  3. starts the task's command in its own process group, reports
+//  3. opens the task's logs (logsEnv) and starts the task's command with
+//     its output piped through rotating writers in its own process group, reports
 //     "started <pid>" on fd 4, and catches the stop signals the driver
 //     sends to that group so that it outlives the command and can report
 //     how it ended;
 //  4. reaps every child (orphans re-parent to it inside the namespace),
-//     writes "exit N" or "signal N" for the command on fd 4, kills what
+//     copies what is left of the command's output, writes "exit N" or "signal N" for the command on fd 4, kills what
 //     is left of the group and exits. In a PID namespace the kernel kills
 //     every remaining process when the init exits.
 const (
@@ -104,6 +109,11 @@ func taskInit(isolated bool) int {
 		fmt.Fprintln(status, "error no command")
 		return 126
 	}
+	out, err := openInitLogs()
+	if err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		return 126
+	}
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		fmt.Fprintf(status, "error %v\n", err)
@@ -111,15 +121,18 @@ func taskInit(isolated bool) int {
 	}
 	proc, err := os.StartProcess(os.Args[1], os.Args[1:], &os.ProcAttr{
 		Env:   os.Environ(),
-		Files: []*os.File{devNull, os.Stdout, os.Stderr},
+		Files: []*os.File{devNull, out.stdout.TaskEnd(), out.stderr.TaskEnd()},
 	})
 	devNull.Close()
+	out.stdout.Started()
+	out.stderr.Started()
 	if err != nil {
 		fmt.Fprintf(status, "error %v\n", err)
 		return 127
 	}
 	fmt.Fprintf(status, "started %d\n", proc.Pid)
 	ws := reapUntil(proc.Pid)
+	out.close()
 	if ws.Signaled() {
 		fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
 	} else {
@@ -130,6 +143,52 @@ func taskInit(isolated bool) int {
 	// namespace the init ignores this signal; outside one it ends here.
 	_ = syscall.Kill(0, syscall.SIGKILL)
 	return 0
+}
+
+// logsEnv carries the task's log paths and limits (JSON initLogs) from
+// the driver to the init, which writes the command's output through
+// rotating writers (package drivers/logrotate).
+const logsEnv = "DROVER_EXEC_LOGS"
+
+// drainGrace bounds how long the init copies output after the command
+// exited, when something it left behind still holds its stdout.
+const drainGrace = 250 * time.Millisecond
+
+// initLogs is logsEnv's value.
+type initLogs struct {
+	Stdout, Stderr string
+	Options        logrotate.Options
+}
+
+// initOutput is the command's stdout and stderr.
+type initOutput struct{ stdout, stderr *logrotate.Stream }
+
+// openInitLogs opens the logs named in logsEnv and removes it from the
+// environment the command gets.
+func openInitLogs() (*initOutput, error) {
+	var spec initLogs
+	if v := os.Getenv(logsEnv); v != "" {
+		if err := json.Unmarshal([]byte(v), &spec); err != nil {
+			return nil, fmt.Errorf("%s: %w", logsEnv, err)
+		}
+	}
+	os.Unsetenv(logsEnv)
+	stdout, err := logrotate.OpenStream(spec.Stdout, spec.Options)
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := logrotate.OpenStream(spec.Stderr, spec.Options)
+	if err != nil {
+		_ = stdout.Close(0)
+		return nil, err
+	}
+	return &initOutput{stdout: stdout, stderr: stderr}, nil
+}
+
+// close copies what the command left in the pipes and closes the logs.
+func (o *initOutput) close() {
+	_ = o.stdout.Close(drainGrace)
+	_ = o.stderr.Close(drainGrace)
 }
 
 // reapUntil reaps children until pid exits and returns its status.

@@ -2,10 +2,12 @@ package exec
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,16 +88,10 @@ func (t *task) removeCgroup() {
 
 // startInit starts the init, blocked until readyW is written.
 func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
-	stdout, err := openOutput(s.cfg.StdoutPath)
+	logs, err := logsSpec(s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer stdout.Close()
-	stderr, err := openOutput(s.cfg.StderrPath)
-	if err != nil {
-		return nil, err
-	}
-	defer stderr.Close()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -114,10 +110,8 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
 		Args:        append([]string{s.path}, s.args...),
-		Env:         append(s.env, initEnv+"="+mode),
+		Env:         append(s.env, initEnv+"="+mode, logsEnv+"="+logs),
 		Dir:         s.cfg.TaskDir,
-		Stdout:      stdout,
-		Stderr:      stderr,
 		ExtraFiles:  []*os.File{readyR, statusW},
 		SysProcAttr: attr,
 	}
@@ -131,6 +125,27 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	t.pid = t.cmd.Process.Pid
 	t.status = bufio.NewReader(statusR)
 	return readyW, nil
+}
+
+// logsSpec is the logsEnv value for a task: absolute paths (the init
+// runs in the task dir) and the rotation limits.
+func logsSpec(cfg *drivers.TaskConfig) (string, error) {
+	spec := initLogs{Options: cfg.LogOptions()}
+	for _, p := range []struct {
+		in  string
+		out *string
+	}{{cfg.StdoutPath, &spec.Stdout}, {cfg.StderrPath, &spec.Stderr}} {
+		if p.in == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.in)
+		if err != nil {
+			return "", fmt.Errorf("log path: %w", err)
+		}
+		*p.out = abs
+	}
+	buf, err := json.Marshal(spec)
+	return string(buf), err
 }
 
 // handshake moves the init into the cgroup, lets it run the command and

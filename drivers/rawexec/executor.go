@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/logrotate"
 )
 
 // The executor is the small process that sits between the agent and a
@@ -43,12 +45,15 @@ func init() {
 
 // executorSpec is what the driver hands the executor on its stdin.
 type executorSpec struct {
-	Path       string
-	Args       []string
-	Env        []string
-	Dir        string
-	Stdout     string
-	Stderr     string
+	Path   string
+	Args   []string
+	Env    []string
+	Dir    string
+	Stdout string
+	Stderr string
+	// Logs bounds the Stdout and Stderr logs, which the executor writes
+	// through a rotating writer (package drivers/logrotate).
+	Logs       logrotate.Options
 	StatusFile string
 }
 
@@ -88,7 +93,7 @@ func ExecutorMain() int {
 		writeReport(report, executorReport{Err: fmt.Sprintf("executor spec: %v", err)})
 		return 2
 	}
-	cmd, err := startTask(&spec)
+	cmd, out, err := startTask(&spec)
 	if err != nil {
 		invalid := errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC)
 		writeReport(report, executorReport{Err: err.Error(), Invalid: invalid})
@@ -102,6 +107,7 @@ func ExecutorMain() int {
 		_ = signalGroup(pid, syscall.SIGKILL)
 	}
 	err = cmd.Wait()
+	out.close()
 	res := exitResult(cmd.ProcessState, err)
 	if err := writeStatus(spec.StatusFile, exitStatus{ExitCode: res.ExitCode, Signal: res.Signal}); err != nil {
 		return 3
@@ -109,30 +115,50 @@ func ExecutorMain() int {
 	return 0
 }
 
-func startTask(spec *executorSpec) (*exec.Cmd, error) {
-	stdout, err := openOutput(spec.Stdout)
-	if err != nil {
-		return nil, err
+// drainGrace bounds how long the executor copies output after the task
+// exited, when something it left behind still holds its stdout or stderr.
+const drainGrace = 250 * time.Millisecond
+
+// taskOutput is the task's stdout and stderr.
+type taskOutput struct{ stdout, stderr *logrotate.Stream }
+
+// close copies what the task left in the pipes and closes the logs.
+func (o *taskOutput) close() {
+	for _, s := range []*logrotate.Stream{o.stdout, o.stderr} {
+		if s != nil {
+			_ = s.Close(drainGrace)
+		}
 	}
-	defer stdout.Close()
-	stderr, err := openOutput(spec.Stderr)
-	if err != nil {
-		return nil, err
+}
+
+// startTask starts the task, its output piped into the rotated logs.
+func startTask(spec *executorSpec) (*exec.Cmd, *taskOutput, error) {
+	out := &taskOutput{}
+	var err error
+	if out.stdout, err = logrotate.OpenStream(spec.Stdout, spec.Logs); err != nil {
+		return nil, nil, err
 	}
-	defer stderr.Close()
+	if out.stderr, err = logrotate.OpenStream(spec.Stderr, spec.Logs); err != nil {
+		out.close()
+		return nil, nil, err
+	}
 	cmd := &exec.Cmd{
 		Path:        spec.Path,
 		Args:        append([]string{spec.Path}, spec.Args...),
 		Env:         spec.Env,
 		Dir:         spec.Dir,
-		Stdout:      stdout,
-		Stderr:      stderr,
+		Stdout:      out.stdout.TaskEnd(),
+		Stderr:      out.stderr.TaskEnd(),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
+	err = cmd.Start()
+	out.stdout.Started()
+	out.stderr.Started()
+	if err != nil {
+		out.close()
+		return nil, nil, err
 	}
-	return cmd, nil
+	return cmd, out, nil
 }
 
 func writeReport(f *os.File, r executorReport) {

@@ -6,7 +6,8 @@
 // environment. The process runs in the task dir, in a new process group,
 // so Stop and Destroy signal the task and every child it spawned, and
 // children still in the group when the task's main process exits are
-// killed then. Output is appended to the given stdout/stderr files.
+// killed then. Output is appended to the given stdout/stderr logs,
+// rotated per TaskConfig.LogMaxFiles and LogMaxFileSizeMB by the executor.
 //
 // Each task is started through an executor (see executor.go): the
 // agent's binary re-executed in its own session, which starts the task,
@@ -150,7 +151,8 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	}
 	spec := &executorSpec{
 		Path: path, Args: args, Env: (&drivers.TaskConfig{Env: env}).EnvList(), Dir: cfg.TaskDir,
-		Stdout: cfg.StdoutPath, Stderr: cfg.StderrPath, StatusFile: statusPath(cfg.TaskDir, cfg.ID),
+		Stdout: cfg.StdoutPath, Stderr: cfg.StderrPath, Logs: cfg.LogOptions(),
+		StatusFile: statusPath(cfg.TaskDir, cfg.ID),
 	}
 	t, shimStart, err := d.startExecutor(spec)
 	if err != nil {
@@ -452,16 +454,4 @@ func lookPath(command, pathEnv, dir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: command %q not found in task PATH %q", drivers.ErrInvalidConfig, command, pathEnv)
-}
-
-// openOutput opens path for appending; "" discards output.
-func openOutput(path string) (*os.File, error) {
-	if path == "" {
-		return os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open output: %w", err)
-	}
-	return f, nil
 }

@@ -4,6 +4,7 @@
 //	echo:TEXT     print TEXT to stdout        err:TEXT   print TEXT to stderr
 //	env:NAME      print NAME=value            args       print the arguments
 //	lines:N       print line-1 .. line-N      ready      print "ready"
+//	blocks:N      print N 1 KiB lines "block-000001 xxx..."
 //	sleep:DUR     sleep (Go duration)         exit:CODE  exit with CODE
 //	trap:SIG:CODE on SIG print got-SIG and exit CODE
 //	ignore:SIG    ignore SIG
@@ -64,6 +65,12 @@ func main() {
 			n, _ := strconv.Atoi(arg)
 			for i := 1; i <= n; i++ {
 				fmt.Printf("line-%d\n", i)
+			}
+		case "blocks":
+			n, _ := strconv.Atoi(arg)
+			pad := strings.Repeat("x", 1024-len("block-000000 \n"))
+			for i := 1; i <= n; i++ {
+				fmt.Printf("block-%06d %s\n", i, pad)
 			}
 		case "ready":
 			fmt.Println("ready")

@@ -1,10 +1,12 @@
-// Allocation page: status, task states and events, assigned GPUs, and a
-// live log tail (stdout/stderr).
+// Allocation page: status, task states and events, assigned GPUs (with
+// live utilisation when this agent runs the allocation), and a live log
+// tail (stdout/stderr).
 import { watch, get } from '../api.js';
 import { html, badge, ago, dateTime, shortId, sortBy } from '../format.js';
 import { setHTML, showError, sectionHandlers, on } from '../dom.js';
 import { jobIDHref, nodeHref } from '../links.js';
 import { LogTail } from '../logtail.js';
+import { selfNodeID, pollStats, byID as statsByID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
 
 export default function allocPage(ctx) {
   const { main, signal } = ctx;
@@ -30,6 +32,32 @@ export default function allocPage(ctx) {
   let alloc = null;
   let node = null;
   let nodeAsked = false;
+  // Live GPU figures: polled while the allocation runs on this agent's node.
+  let selfID = null;
+  let stats = null;
+  let statsCtl = null;
+  const drawGPUs = () => {
+    const tip = selfID && alloc?.NodeID === selfID && !terminal(alloc) ? WAIT_TIP : NO_STATS_TIP;
+    renderGPUs($('gpus'), alloc, node, stats, tip);
+  };
+  const maybeStats = () => {
+    if (!alloc || !selfID || alloc.NodeID !== selfID || signal.aborted) return;
+    if (terminal(alloc)) {
+      statsCtl?.abort();
+      stats = null;
+      return;
+    }
+    if (statsCtl || alloc.ClientStatus !== 'running') return;
+    statsCtl = pollStats(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats`, {
+      signal,
+      onData: (as) => { stats = statsByID(as); drawGPUs(); },
+    });
+  };
+  selfNodeID().then((nid) => {
+    selfID = nid;
+    maybeStats();
+    if (alloc) drawGPUs();
+  });
   const tail = new LogTail({
     pre: $('log'), status: $('log-status'), errSlot: $('log-err'), signal,
     allocID: () => alloc?.ID || id,
@@ -47,7 +75,8 @@ export default function allocPage(ctx) {
     ...sectionHandlers($('err'), (a) => {
       alloc = a;
       render(main, a);
-      renderGPUs($('gpus'), a, node);
+      maybeStats();
+      drawGPUs();
       const tasks = taskNames(a);
       if (!tail.task && tasks.length) {
         if (tasks.length > 1) {
@@ -59,7 +88,7 @@ export default function allocPage(ctx) {
       if (!nodeAsked && a.NodeID) {
         nodeAsked = true;
         get(`/v1/node/${encodeURIComponent(a.NodeID)}`, { signal })
-          .then(({ data }) => { node = data; renderGPUs($('gpus'), alloc, node); showError($('gpus-err'), null); })
+          .then(({ data }) => { node = data; drawGPUs(); showError($('gpus-err'), null); })
           .catch((err) => { if (!signal.aborted) showError($('gpus-err'), err); });
       }
     }, done),
@@ -109,7 +138,7 @@ function taskHTML(name, s) {
     </tbody></table>` : ''}</div>`;
 }
 
-function renderGPUs(el, a, node) {
+function renderGPUs(el, a, node, stats, tip) {
   const byID = new Map();
   for (const g of node?.NodeResources?.Devices || []) {
     for (const inst of g.Instances || []) byID.set(inst.ID, { group: g, inst });
@@ -122,7 +151,15 @@ function renderGPUs(el, a, node) {
   }
   setHTML(el, rows.length ? html`<table data-testid="alloc-gpus"><thead><tr><th>Task</th><th>GPU</th><th>Model</th><th>Memory</th><th>Utilisation</th><th>Health</th></tr></thead><tbody>
     ${rows.map((r) => html`<tr data-testid="alloc-gpu" data-gpu-id="${r.id}"><td>${r.task}</td><td class="mono" title="${r.id}">${r.id}</td>
-      <td>${r.info?.group.Name || r.dev.Name}</td><td>${r.info?.group.Attributes?.memory || '—'}</td><td>—</td>
+      <td>${r.info?.group.Name || r.dev.Name}</td><td>${r.info?.group.Attributes?.memory || '—'}</td>${utilCell(stats?.get(r.id), tip)}
       <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>`
     : html`<p class="muted">This allocation holds no GPUs.</p>`);
+}
+
+function utilCell(s, tip) {
+  const st = statsText(s);
+  // The table is narrow: the percentage only, the rest on hover.
+  const text = s ? `${Math.round(s.GPUUtilPercent || 0)}%` : '—';
+  const title = s ? `${st.util}; memory ${st.mem}; ${st.temp}; ${st.power}. ${st.title}` : tip;
+  return html`<td data-testid="alloc-gpu-util" title="${title}">${text}</td>`;
 }

@@ -1,9 +1,11 @@
 // Node page: facts, one tile per GPU (model, memory, UUID, holder, health),
-// the GPU link matrix, and the node's allocations. Live.
+// live GPU figures (when this agent runs the node's client), the GPU
+// link matrix, and the node's allocations. Live.
 import { watch } from '../api.js';
 import { html, badge, shortId, dateTime, ago } from '../format.js';
 import { setHTML, sectionHandlers } from '../dom.js';
 import { allocHref, jobIDHref } from '../links.js';
+import { selfNodeID, pollStats, byID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
 
 const LINKS = {
   nvlink: ['NV', 'NVLink'],
@@ -28,9 +30,18 @@ export default function nodePage(ctx) {
   const [nodeDone, allocsDone] = ctx.gate(2);
   let node = null;
   let allocs = null;
+  // stats: live figures by GPU ID, or null; own: this agent runs the node.
+  let stats = null;
+  let own = false;
   const draw = () => {
-    if (node) renderGPUs(main, node, allocs || []);
+    if (node) renderGPUs(main, node, allocs || [], stats, own ? WAIT_TIP : NO_STATS_TIP);
   };
+  selfNodeID().then((nid) => {
+    if (signal.aborted || !nid || !nid.startsWith(id)) return;
+    own = true;
+    draw();
+    pollStats('/v1/client/stats', { signal, onData: (ns) => { stats = byID(ns); draw(); } });
+  });
 
   watch(`/v1/node/${encodeURIComponent(id)}`, {
     signal,
@@ -84,7 +95,7 @@ function renderNode(main, n) {
   </dl>`);
 }
 
-function renderGPUs(main, n, allocs) {
+function renderGPUs(main, n, allocs, stats, tip) {
   const holders = new Map();
   for (const a of allocs) {
     if (!live(a)) continue;
@@ -107,12 +118,14 @@ function renderGPUs(main, n, allocs) {
       ga.driver_version && `driver ${ga.driver_version}`, ga.cuda_version && `CUDA ${ga.cuda_version}`,
       ga.simulated === 'true' && 'simulated'].filter(Boolean).join(' · ');
     return html`<h3>${group.Vendor}/${group.Type}: ${group.Name} <span class="muted small">${facts}</span></h3>
-      <div class="tiles">${gpus.filter((g) => g.group === group).map((g) => tileHTML(g, holders.get(g.inst.ID)))}</div>`;
+      <div class="tiles">${gpus.filter((g) => g.group === group).map((g) => tileHTML(g, holders.get(g.inst.ID), stats?.get(g.inst.ID), tip))}</div>`;
   }));
 }
 
-function tileHTML({ group, inst, index }, holder) {
+function tileHTML({ group, inst, index }, holder, s, tip) {
   const ia = inst.Attributes || {};
+  const st = statsText(s);
+  const title = s ? st.title : tip;
   const cls = !inst.Healthy ? 'unhealthy' : holder ? 'held' : '';
   return html`<div class="tile ${cls}" data-testid="gpu-tile" data-gpu-id="${inst.ID}">
     <div class="title"><span>GPU ${index}</span>${badge(inst.Healthy ? 'healthy' : 'unhealthy')}</div>
@@ -125,8 +138,10 @@ function tileHTML({ group, inst, index }, holder) {
       ${ia.mig_profile ? html`<dt>MIG profile</dt><dd>${ia.mig_profile}</dd>` : ''}
       <dt>Held by</dt><dd>${holder ? html`<a data-testid="gpu-holder" class="mono" href="${allocHref(holder.ID)}" title="${holder.Name}">${shortId(holder.ID)}</a>
         <a class="small" href="${jobIDHref(holder.JobID, holder.Namespace)}">${holder.JobID}</a>` : html`<span class="muted">free</span>`}</dd>
-      <dt>Utilisation</dt><dd>—</dd>
-      <dt>Temperature</dt><dd>—</dd>
+      <dt>Utilisation</dt><dd data-testid="gpu-util" title="${title}">${st.util}</dd>
+      <dt>Memory used</dt><dd data-testid="gpu-mem-used" title="${title}">${st.mem}</dd>
+      <dt>Temperature</dt><dd data-testid="gpu-temp" title="${title}">${st.temp}</dd>
+      <dt>Power</dt><dd data-testid="gpu-power" title="${title}">${st.power}</dd>
       ${inst.HealthDescription || !inst.Healthy ? html`<dt>Health</dt><dd>${inst.HealthDescription || (inst.Healthy ? 'healthy' : 'unhealthy')}</dd>` : ''}
     </dl></div>`;
 }
