@@ -161,26 +161,7 @@ func (d *Driver) Stop(taskID string, timeout time.Duration, signal string) error
 	if err != nil {
 		return err
 	}
-	sent, err := t.signal(sig)
-	if err != nil {
-		return fmt.Errorf("stop %s: %w", taskID, err)
-	}
-	if !sent {
-		return nil
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-t.done:
-		return nil
-	case <-timer.C:
-	}
-	d.logger.Debug("task ignored kill signal; sending SIGKILL", "task_id", taskID, "signal", sig, "timeout", timeout)
-	if _, err := t.signal(syscall.SIGKILL); err != nil {
-		return fmt.Errorf("stop %s: %w", taskID, err)
-	}
-	<-t.done
-	return nil
+	return drivers.StopProcess(d.logger, taskID, t.signal, t.done, sig, timeout)
 }
 
 // Signal implements drivers.Signaler: the signal goes to the task's
@@ -194,14 +175,7 @@ func (d *Driver) Signal(taskID string, signal string) error {
 	if err != nil {
 		return err
 	}
-	sent, err := t.signal(sig)
-	if err != nil {
-		return fmt.Errorf("signal %s: %w", taskID, err)
-	}
-	if !sent {
-		return fmt.Errorf("signal %s: task has exited", taskID)
-	}
-	return nil
+	return drivers.SignalProcess(taskID, t.signal, sig)
 }
 
 // Destroy implements drivers.Driver: kill the task's group, wait for its
