@@ -263,6 +263,18 @@ func TestE2E_UI(t *testing.T) {
 	}
 	b.screenshot(shots, "job")
 
+	// Restart: the running allocation's task restarts in place.
+	b.do("click restart", chromedp.Click(chromedp.CSS(`[data-testid="restart-button"]`)))
+	waitFor(t, 20*time.Second, "the task to be restarted", func() bool {
+		var al struct {
+			TaskStates map[string]struct{ Restarts int }
+		}
+		return a.getJSON("/v1/allocation/"+alloc.ID, &al) == 200 && al.TaskStates["print"].Restarts >= 1
+	})
+	if allocs := a.jobAllocs("ui-train"); len(allocs) != 1 {
+		t.Errorf("after restart: got %d allocations, want the same 1", len(allocs))
+	}
+
 	// Allocation page: the task's log line shows.
 	b.open("/allocations/" + alloc.ID)
 	b.waitText(`[data-testid="log"]`, 10*time.Second, func(s string) bool { return strings.Contains(s, "hello-from-task") })

@@ -1,5 +1,6 @@
 // Job page: summary, placement failures, task groups with scale, live
-// allocations table, recent evaluations; stop, scale and (disabled) restart.
+// allocations table, recent evaluations; stop, scale and restart (each
+// running allocation's tasks restarted in place).
 import { watch, request } from '../api.js';
 import { html, badge, ago, dateTime, shortId, groupGPUs, jobGPUs, sortBy, plural } from '../format.js';
 import { setHTML, showError, sectionHandlers, on } from '../dom.js';
@@ -7,7 +8,7 @@ import { VTable } from '../vtable.js';
 import { allocHref, nodeHref } from '../links.js';
 import { latestFailure, failuresHTML, blockedHTML } from '../placement.js';
 
-const RESTART_TIP = 'needs alloc restart (coming with the client issue)';
+const RESTART_TIP = 'Restart the tasks of every running allocation in place (reaches allocations on this agent\'s node)';
 
 export default function jobPage(ctx) {
   const { main, signal } = ctx;
@@ -20,7 +21,7 @@ export default function jobPage(ctx) {
     <div class="crumbs"><a href="#/jobs">Jobs</a> / ${ns !== 'default' ? `${ns} / ` : ''}</div>
     <div class="page-head"><h1>${id}</h1><span id="status"></span>
       <div class="actions">
-        <span title="${RESTART_TIP}"><button disabled data-testid="restart-button" title="${RESTART_TIP}">Restart</button></span>
+        <button data-testid="restart-button" id="restart" title="${RESTART_TIP}">Restart</button>
         <button class="danger" data-testid="stop-button" id="stop">Stop</button>
       </div></div>
     <div id="action-err"></div><div id="action-note"></div>
@@ -35,6 +36,7 @@ export default function jobPage(ctx) {
   const $ = (sel) => main.querySelector(`#${sel}`);
   const [jobDone, allocsDone, evalsDone] = ctx.gate(3);
   const edits = new Map(); // group -> count typed but not applied
+  let current = []; // the latest allocation list, for restart
 
   const allocs = new VTable($('allocs'), {
     testid: 'alloc-list',
@@ -72,6 +74,7 @@ export default function jobPage(ctx) {
     signal, query,
     ...sectionHandlers($('allocs-err'), (list) => {
       list = list || [];
+      current = list;
       allocs.setItems(list);
       const by = {};
       for (const a of list) by[a.ClientStatus] = (by[a.ClientStatus] || 0) + 1;
@@ -106,6 +109,29 @@ export default function jobPage(ctx) {
       b.disabled = false;
       b.textContent = 'Stop';
     }
+  }, { signal });
+
+  $('restart').addEventListener('click', async (ev) => {
+    const b = ev.currentTarget;
+    const running = current.filter((a) => a.ClientStatus === 'running' && a.DesiredStatus === 'run');
+    if (!running.length) {
+      showError($('action-err'), new Error('No running allocations to restart.'));
+      return;
+    }
+    b.disabled = true;
+    b.textContent = 'Restarting…';
+    const failed = [];
+    for (const a of running) {
+      try {
+        await request('POST', `/v1/client/allocation/${encodeURIComponent(a.ID)}/restart`, { signal, body: {} });
+      } catch (err) {
+        failed.push(`${shortId(a.ID)}: ${err.message}`);
+      }
+    }
+    b.disabled = false;
+    b.textContent = 'Restart';
+    showError($('action-err'), failed.length ? new Error(`Restart failed for ${failed.join('; ')}`) : null);
+    setHTML($('action-note'), html`<div class="note">Restarted ${plural(running.length - failed.length, 'allocation')}.</div>`);
   }, { signal });
 
   on($('groups'), 'input', 'input[data-group]', (_, el) => edits.set(el.dataset.group, el.value), signal);
