@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-msgpack/v2/codec"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -81,7 +80,7 @@ func dialRPC(t *testing.T, addr net.Addr) *rpc.Client {
 	if _, err := conn.Write([]byte{structs.RPCTypeRPC}); err != nil {
 		t.Fatalf("write rpc byte: %v", err)
 	}
-	c := rpc.NewClientWithCodec(codec.GoRpc.ClientCodec(conn, structs.MsgpackHandle))
+	c := rpc.NewClientWithCodec(structs.NewRPCClientCodec(conn))
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
