@@ -298,17 +298,7 @@ func (d *Driver) Wait(ctx context.Context, taskID string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *drivers.ExitResult, 1)
-	go func() {
-		defer close(ch)
-		select {
-		case <-t.done:
-			r := *t.result
-			ch <- &r
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
+	return drivers.WaitProcess(ctx, t.done, func() drivers.ExitResult { return *t.result }), nil
 }
 
 // Stop implements drivers.Driver: signal the process group, wait up to

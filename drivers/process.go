@@ -1,12 +1,15 @@
 package drivers
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
+
+// Helpers shared by the drivers that run host processes (raw_exec, exec).
 
 // SignalFunc delivers a signal to a task; sent is false when the task had
 // already exited.
@@ -50,4 +53,20 @@ func SignalProcess(taskID string, send SignalFunc, sig syscall.Signal) error {
 		return fmt.Errorf("signal %s: task has exited", taskID)
 	}
 	return nil
+}
+
+// WaitProcess is Wait for a process-based driver: the returned channel
+// gets result() once done is closed, or closes empty when ctx ends first.
+func WaitProcess(ctx context.Context, done <-chan struct{}, result func() ExitResult) <-chan *ExitResult {
+	ch := make(chan *ExitResult, 1)
+	go func() {
+		defer close(ch)
+		select {
+		case <-done:
+			r := result()
+			ch <- &r
+		case <-ctx.Done():
+		}
+	}()
+	return ch
 }
