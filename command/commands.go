@@ -72,7 +72,17 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"alloc logs":    func() (cli.Command, error) { return &AllocLogsCommand{Meta: m}, nil },
 		"alloc stop":    func() (cli.Command, error) { return &AllocStopCommand{Meta: m}, nil },
 		"alloc restart": func() (cli.Command, error) { return &AllocRestartCommand{Meta: m}, nil },
+		"sim":           func() (cli.Command, error) { return &SimCommand{Meta: m}, nil },
 		"version":       func() (cli.Command, error) { return &VersionCommand{Meta: m}, nil },
+
+		"operator": func() (cli.Command, error) {
+			return &groupCommand{name: "operator", synopsis: "Cluster-wide settings for operators"}, nil
+		},
+		"operator scheduler": func() (cli.Command, error) {
+			return &groupCommand{name: "operator scheduler", synopsis: "Read and change the scheduler configuration"}, nil
+		},
+		"operator scheduler get-config": func() (cli.Command, error) { return &OperatorSchedulerGetConfigCommand{Meta: m}, nil },
+		"operator scheduler set-config": func() (cli.Command, error) { return &OperatorSchedulerSetConfigCommand{Meta: m}, nil },
 	}
 }
 

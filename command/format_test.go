@@ -99,6 +99,7 @@ func TestPlacementFailures(t *testing.T) {
 			failed: gpuFailure(),
 			want: []string{
 				`Task Group "train" (failed to place 2 allocations):`,
+				"  * 2 nodes evaluated: 1 filtered, 1 exhausted",
 				"  * Constraint `${device.attr.memory} >= 100 GiB` filtered 1 node",
 				"  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 of 8 free, need 5",
 			},
@@ -118,6 +119,7 @@ func TestPlacementFailures(t *testing.T) {
 				DimensionExhausted: map[string]int{"memory": 1}, ClassFiltered: map[string]int{"cpu-only": 2}}},
 			want: []string{
 				`Task Group "g" (failed to place 1 allocation):`,
+				"  * 3 nodes evaluated: 0 filtered, 3 exhausted",
 				`  * Class "cpu-only" filtered 2 nodes`,
 				"  * Resources exhausted on 1 node: memory",
 				"  * Resources exhausted on 2 nodes",
@@ -126,7 +128,10 @@ func TestPlacementFailures(t *testing.T) {
 		{
 			name:   "groups in order",
 			failed: map[string]*structs.AllocMetric{"b": {NodesEvaluated: 1}, "a": {NodesEvaluated: 1}},
-			want:   []string{`Task Group "a" (failed to place 1 allocation):`, `Task Group "b" (failed to place 1 allocation):`},
+			want: []string{
+				`Task Group "a" (failed to place 1 allocation):`, "  * 1 node evaluated: 0 filtered, 0 exhausted",
+				`Task Group "b" (failed to place 1 allocation):`, "  * 1 node evaluated: 0 filtered, 0 exhausted",
+			},
 		},
 	}
 	for _, tt := range tests {

@@ -160,6 +160,7 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 		lines := placementFailures(failed)
 		if blocked != nil {
 			lines = append(lines, blockedNote(blocked.ID, failed, verbose)...)
+			lines = append(lines, contentionNote(blocked, failed)...)
 		}
 		sections = append(sections, "Placement Failure\n"+strings.Join(lines, "\n"))
 	}

@@ -11,6 +11,7 @@ import (
 // allocations were not placed:
 //
 //	Task Group "train" (failed to place 1 allocation):
+//	  * 3 nodes evaluated: 2 filtered, 1 exhausted
 //	  * Constraint `${device.attr.memory} >= 100 GiB` filtered 2 nodes
 //	  * Resources exhausted on 1 node: devices: nvidia/gpu: 2 of 8 free, need 5
 func placementFailures(failed map[string]*structs.AllocMetric) []string {
@@ -22,6 +23,10 @@ func placementFailures(failed map[string]*structs.AllocMetric) []string {
 		}
 		n := m.CoalescedFailures + 1
 		lines = append(lines, fmt.Sprintf("Task Group %q (failed to place %s):", group, plural(n, "allocation")))
+		if m.NodesEvaluated > 0 {
+			lines = append(lines, fmt.Sprintf("  * %s evaluated: %d filtered, %d exhausted",
+				plural(m.NodesEvaluated, "node"), m.NodesFiltered, m.NodesExhausted))
+		}
 		for _, r := range metricReasons(m) {
 			lines = append(lines, "  * "+r)
 		}
@@ -105,4 +110,15 @@ func blockedNote(blockedEvalID string, failed map[string]*structs.AllocMetric, v
 		lines = append(lines, "No ready node has enough GPUs that match the request: the job waits until one joins; check the device count and constraints.")
 	}
 	return lines
+}
+
+// contentionNote explains a blocked evaluation that no node was found
+// wanting: the scheduler found room, but the job's plans lost to
+// concurrent ones in every attempt. Empty for any other evaluation.
+func contentionNote(blocked *structs.Evaluation, failed map[string]*structs.AllocMetric) []string {
+	if blocked == nil || blocked.TriggeredBy != structs.EvalTriggerMaxPlans || len(failed) > 0 {
+		return nil
+	}
+	return []string{"The scheduler found room, but other placements took it first in every attempt " +
+		"(maximum plan attempts): the job is retried when capacity changes."}
 }

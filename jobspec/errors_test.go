@@ -269,8 +269,8 @@ func TestParseJSONErrors(t *testing.T) {
 		},
 		{
 			name: "unknown field",
-			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Update\": {\"Stagger\": 1}}]\n}",
-			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0] has no field "Update" in Drover (unknown, or not supported yet).`,
+			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Migrate\": {\"MaxParallel\": 1}}]\n}",
+			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0] has no field "Migrate" in Drover (unknown, or not supported yet).`,
 		},
 		{
 			name: "unknown wrapper field",

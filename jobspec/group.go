@@ -8,10 +8,10 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// group decodes a group block. An absent count means 1. jobResched is
-// the job-level reschedule policy (nil: none), which the group's own
-// block overrides field by field.
-func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.ReschedulePolicy) *structs.TaskGroup {
+// group decodes a group block. An absent count means 1. jobResched and
+// jobUpdate are the job-level reschedule policy and update strategy (nil:
+// none), which the group's own blocks override field by field.
+func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.ReschedulePolicy, jobUpdate *structs.UpdateStrategy) *structs.TaskGroup {
 	tg := &structs.TaskGroup{Name: b.Labels[0], Count: 1}
 	c := d.content(b.Body, groupSchema)
 	if a := c.Attributes["count"]; a != nil {
@@ -20,10 +20,12 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 		}
 	}
 	tg.Meta = d.stringMap(c, "meta")
+	tg.Spreads = d.spreads(c)
 	if r := d.single(c, "restart"); r != nil {
 		tg.RestartPolicy = d.restart(r, jobType)
 	}
 	tg.ReschedulePolicy = d.groupReschedule(c, jobResched, jobType)
+	tg.Update = d.groupUpdate(c, jobUpdate)
 	tasks := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {

@@ -152,10 +152,12 @@ type (
 	shadowGroup struct {
 		Count      *json.RawMessage
 		Affinities []shadowAffinity
+		Spreads    []shadowSpread
 		Tasks      []shadowTask
 	}
 	shadowJob struct {
 		Affinities []shadowAffinity
+		Spreads    []shadowSpread
 		TaskGroups []shadowGroup
 	}
 )
@@ -173,12 +175,14 @@ func applyJSONDefaults(src []byte, wrapped bool, j *structs.Job) {
 		_ = json.Unmarshal(src, &sj)
 	}
 	defaultOperands(j.Constraints, j.Affinities, sj.Affinities)
+	defaultSpreadWeights(j.Spreads, sj.Spreads)
 	for i, tg := range j.TaskGroups {
 		sg := at(sj.TaskGroups, i)
 		if sg.Count == nil {
 			tg.Count = 1
 		}
 		defaultOperands(tg.Constraints, tg.Affinities, sg.Affinities)
+		defaultSpreadWeights(tg.Spreads, sg.Spreads)
 		for k, t := range tg.Tasks {
 			st := at(sg.Tasks, k)
 			defaultOperands(t.Constraints, t.Affinities, st.Affinities)

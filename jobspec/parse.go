@@ -143,11 +143,13 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 		}
 	}
 	j.Meta = d.stringMap(c, "meta")
+	j.Spreads = d.spreads(c)
 	jobType := j.Type
 	if jobType == "" {
 		jobType = structs.JobTypeService
 	}
 	resched := d.jobReschedule(c, jobType)
+	j.Update = d.jobUpdate(c)
 	groups := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
@@ -157,7 +159,7 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 				continue
 			}
 			groups[blk.Labels[0]] = blk
-			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType, resched))
+			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType, resched, j.Update))
 		case "constraint":
 			j.Constraints = appendNonNil(j.Constraints, d.constraint(blk))
 		case "affinity":

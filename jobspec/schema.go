@@ -38,10 +38,10 @@ var (
 		attrs: []string{"type", "datacenters", "priority", "namespace", "region", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("group", "name"), block("constraint"), block("affinity"), block("meta"),
-			block("reschedule"),
+			block("reschedule"), block("spread"), block("update"),
 		},
 		unsupported: []string{
-			"update", "spread", "periodic", "parameterized", "multiregion",
+			"periodic", "parameterized", "multiregion",
 			"migrate", "vault", "consul", "ui", "all_at_once", "node_pool", "vault_token",
 			"consul_token", "consul_namespace", "queue",
 		},
@@ -50,10 +50,10 @@ var (
 		attrs: []string{"count", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
-			block("reschedule"),
+			block("reschedule"), block("spread"), block("update"),
 		},
 		unsupported: []string{
-			"update", "spread", "network", "service", "volume", "ephemeral_disk",
+			"network", "service", "volume", "ephemeral_disk",
 			"migrate", "scaling", "disconnect", "consul", "gang", "max_client_disconnect",
 			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
 		},

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -29,7 +31,8 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 	if err := job.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", structs.ErrInvalid, err)
 	}
-	if job.Type != structs.JobTypeService && job.Type != structs.JobTypeBatch {
+	// The job types accepted are those the scheduler supports.
+	if _, err := scheduler.New(job.Type, nil, nil, nil); errors.Is(err, scheduler.ErrNotSupported) {
 		return fmt.Errorf("job %q: type %s is not supported yet: %w", job.ID, job.Type, structs.ErrInvalid)
 	}
 	now := time.Now().UnixNano()

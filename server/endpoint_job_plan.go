@@ -124,22 +124,37 @@ func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 		return ann.DesiredTGUpdates[name]
 	}
 	for _, plan := range p.plans {
+		// A stop for a job update and the placement of its name are one
+		// destructive update.
+		replaced := map[string]bool{}
+		for _, allocs := range plan.NodeUpdate {
+			for _, a := range allocs {
+				if a.DesiredDescription == scheduler.DescUpdated {
+					group(a.TaskGroup).DestructiveUpdate++
+					replaced[a.Name] = true
+				} else {
+					group(a.TaskGroup).Stop++
+				}
+				reply.Stops = append(reply.Stops, &structs.PlannedAlloc{
+					Name: a.Name, TaskGroup: a.TaskGroup, NodeID: a.NodeID, NodeName: a.NodeName,
+					AllocID: a.ID, GPUs: a.DeviceIDs(), Reason: a.DesiredDescription,
+				})
+			}
+		}
 		for _, allocs := range plan.NodeAllocation {
 			for _, a := range allocs {
-				group(a.TaskGroup).Place++
+				if !replaced[a.Name] {
+					group(a.TaskGroup).Place++
+				}
 				reply.Placements = append(reply.Placements, &structs.PlannedAlloc{
 					Name: a.Name, TaskGroup: a.TaskGroup, NodeID: a.NodeID, NodeName: a.NodeName,
 					AllocID: a.ID, GPUs: a.DeviceIDs(),
 				})
 			}
 		}
-		for _, allocs := range plan.NodeUpdate {
+		for _, allocs := range plan.NodeInPlaceUpdate {
 			for _, a := range allocs {
-				group(a.TaskGroup).Stop++
-				reply.Stops = append(reply.Stops, &structs.PlannedAlloc{
-					Name: a.Name, TaskGroup: a.TaskGroup, NodeID: a.NodeID, NodeName: a.NodeName,
-					AllocID: a.ID, GPUs: a.DeviceIDs(), Reason: a.DesiredDescription,
-				})
+				group(a.TaskGroup).InPlaceUpdate++
 			}
 		}
 	}

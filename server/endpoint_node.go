@@ -19,7 +19,8 @@ type nodeEndpoint struct{ srv *Server }
 // re-registering node keeps the scheduling eligibility and drain flag
 // operators set. When a device instance's health differs from the stored
 // node's, every job with live allocations on the node gets a node-update
-// evaluation in the same Raft entry.
+// evaluation in the same Raft entry; when the node is new, was not ready
+// or changed what constraints see, so does every system and sysbatch job.
 func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeRegister, &err)
@@ -54,11 +55,19 @@ func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *struct
 		node.Datacenter = s.config.Datacenter
 	}
 	req := &structs.NodeRegisterRequest{Node: node, WriteRequest: args.WriteRequest}
-	if id := deviceHealthChanged(existing, node); id != "" {
+	id := deviceHealthChanged(existing, node)
+	switch {
+	case schedulingChanged(existing, node):
+		// System jobs place on a node that joins or changed.
+		req.Evals, err = s.nodeReadyEvals(node.ID)
+	case id != "":
 		// The scheduler replaces allocations holding an unhealthy GPU.
-		if req.Evals, err = s.nodeEvals(node.ID); err != nil {
-			return fmt.Errorf("register node %s: %w", node.ID, err)
-		}
+		req.Evals, err = s.nodeEvals(node.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("register node %s: %w", node.ID, err)
+	}
+	if id != "" {
 		s.logger.Info("node device health changed", "node_id", node.ID, "device", id, "evals", len(req.Evals))
 	}
 	index, err := s.raftApply(structs.NodeRegisterRequestType, req)
@@ -71,8 +80,9 @@ func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *struct
 }
 
 // UpdateStatus is the heartbeat (status ready): it resets the node's TTL
-// and, when the node was down, stores it as ready again. Other statuses
-// are stored with evaluations for the jobs on the node.
+// and, when the node was down, stores it as ready again, with evaluations
+// for the system and sysbatch jobs. Other statuses are stored with
+// evaluations for the jobs on the node.
 func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeUpdateStatus, &err)
@@ -102,10 +112,15 @@ func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply
 		req := &structs.NodeUpdateStatusRequest{
 			NodeID: node.ID, Status: status, UpdatedAt: time.Now().UnixNano(), WriteRequest: args.WriteRequest,
 		}
-		if status == structs.NodeStatusDown {
-			if req.Evals, err = s.nodeEvals(node.ID); err != nil {
-				return fmt.Errorf("update node %s: %w", node.ID, err)
-			}
+		switch status {
+		case structs.NodeStatusDown:
+			req.Evals, err = s.nodeEvals(node.ID)
+		case structs.NodeStatusReady:
+			// System jobs place on a node that is back.
+			req.Evals, err = s.nodeReadyEvals(node.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("update node %s: %w", node.ID, err)
 		}
 		if index, err = s.raftApply(structs.NodeUpdateStatusRequestType, req); err != nil {
 			return fmt.Errorf("update node %s: %w", node.ID, err)
@@ -185,7 +200,9 @@ func allocsIndex(st *state.StateStore, allocs []*structs.Allocation) (uint64, er
 
 // UpdateAlloc stores what a client reports about its allocations. An
 // allocation that failed gets an evaluation so the scheduler replaces it
-// (when and whether is the scheduler's reschedule policy).
+// (when and whether is the scheduler's reschedule policy); one that
+// started running while its job rolls out an update gets one so the next
+// batch goes (rolling.go).
 func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeUpdateAlloc, &err)
@@ -207,6 +224,11 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 	if err != nil {
 		return fmt.Errorf("update allocs: %w", err)
 	}
+	rolling, err := s.rollingUpdateEvals(updates, evals, now)
+	if err != nil {
+		return fmt.Errorf("update allocs: %w", err)
+	}
+	evals = append(evals, rolling...)
 	req := &structs.AllocUpdateRequest{Alloc: updates, Evals: evals, WriteRequest: args.WriteRequest}
 	index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
 	if err != nil {

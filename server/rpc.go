@@ -25,6 +25,8 @@ func (s *Server) setupRPC() error {
 		"Node":   &nodeEndpoint{srv: s},
 		"Job":    &jobEndpoint{srv: s},
 		"Alloc":  &allocEndpoint{srv: s},
+
+		"Operator": &operatorEndpoint{srv: s},
 	}
 	s.rpcServer = rpc.NewServer()
 	for name, svc := range services {

@@ -168,7 +168,7 @@ func TestServer_RPCErrors(t *testing.T) {
 	s := startServer(t, testConfig(t))
 	badJob := gpuJob("bad", structs.JobTypeBatch, 1, 1)
 	badJob.Datacenters = nil
-	systemJob := gpuJob("sys", structs.JobTypeSystem, 1, 1)
+	systemJob := gpuJob("sys", structs.JobTypeSystem, 2, 1) // a system job runs one per node
 	tests := []struct {
 		name    string
 		method  string
@@ -178,7 +178,7 @@ func TestServer_RPCErrors(t *testing.T) {
 	}{
 		{"register nil job", structs.RPCJobRegister, &structs.JobRegisterRequest{}, &structs.JobRegisterResponse{}, structs.ErrInvalid},
 		{"register invalid job", structs.RPCJobRegister, &structs.JobRegisterRequest{Job: badJob}, &structs.JobRegisterResponse{}, structs.ErrInvalid},
-		{"register unsupported type", structs.RPCJobRegister, &structs.JobRegisterRequest{Job: systemJob}, &structs.JobRegisterResponse{}, structs.ErrInvalid},
+		{"register system job with count", structs.RPCJobRegister, &structs.JobRegisterRequest{Job: systemJob}, &structs.JobRegisterResponse{}, structs.ErrInvalid},
 		{"deregister unknown job", structs.RPCJobDeregister, &structs.JobDeregisterRequest{JobID: "nope"}, &structs.JobDeregisterResponse{}, structs.ErrNotFound},
 		{"heartbeat unknown node", structs.RPCNodeUpdateStatus, &structs.NodeUpdateStatusRequest{NodeID: "nope"}, &structs.NodeUpdateResponse{}, structs.ErrUnknownNode},
 		{"register node without ID", structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: &structs.Node{}}, &structs.NodeUpdateResponse{}, structs.ErrInvalid},

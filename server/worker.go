@@ -14,7 +14,7 @@ import (
 )
 
 // workerSchedulers are the evaluation types the workers dequeue.
-var workerSchedulers = []string{structs.JobTypeService, structs.JobTypeBatch}
+var workerSchedulers = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem, structs.JobTypeSysBatch}
 
 // worker dequeues evaluations from the broker and runs the scheduler on
 // them. It runs on the leader, stopped with the leader's duties.

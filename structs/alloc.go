@@ -100,7 +100,15 @@ type AllocatedDeviceResource struct {
 	Type      string
 	Name      string
 	DeviceIDs []string
+	// Compute (percent) and MemoryMB are set when the allocation holds a
+	// slice of each instance rather than the whole of it; both zero means
+	// whole instances.
+	Compute  int    `json:",omitempty"`
+	MemoryMB uint64 `json:",omitempty"`
 }
+
+// Slice reports whether d holds slices of its instances.
+func (d *AllocatedDeviceResource) Slice() bool { return d.Compute > 0 || d.MemoryMB > 0 }
 
 // ID returns "vendor/type/name", matching NodeDeviceResource.ID.
 func (d *AllocatedDeviceResource) ID() string { return d.Vendor + "/" + d.Type + "/" + d.Name }

@@ -24,6 +24,9 @@ const (
 	EvalTriggerRetryFailed   = "alloc-failure"
 	EvalTriggerQueuedAllocs  = "queued-allocs"
 	EvalTriggerMaxPlans      = "max-plan-attempts"
+	// EvalTriggerRollingUpdate: a replacement of a rolling update started
+	// running, so the next batch may go.
+	EvalTriggerRollingUpdate = "rolling-update"
 )
 
 // Evaluation asks the scheduler to reconcile one job with the cluster.
@@ -173,6 +176,9 @@ type Plan struct {
 	NodeUpdate map[string][]*Allocation
 	// NodeAllocation holds new or updated allocations, per node.
 	NodeAllocation map[string][]*Allocation
+	// NodeInPlaceUpdate holds live allocations moved to the plan's job
+	// version in place (same ID, node and resources), per node.
+	NodeInPlaceUpdate map[string][]*Allocation
 	// SnapshotIndex is the state index the plan was computed from.
 	SnapshotIndex uint64
 }
@@ -199,13 +205,28 @@ func (p *Plan) AppendAlloc(alloc *Allocation) {
 	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
 }
 
+// AppendInPlaceUpdate adds an update of alloc to job in place: a copy
+// with the new Job and the plan's eval, same ID, node and resources.
+func (p *Plan) AppendInPlaceUpdate(alloc *Allocation, job *Job) {
+	a := alloc.Copy()
+	a.Job = job
+	a.EvalID = p.EvalID
+	if p.NodeInPlaceUpdate == nil {
+		p.NodeInPlaceUpdate = map[string][]*Allocation{}
+	}
+	p.NodeInPlaceUpdate[a.NodeID] = append(p.NodeInPlaceUpdate[a.NodeID], a)
+}
+
 // IsNoOp reports whether the plan changes nothing.
-func (p *Plan) IsNoOp() bool { return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 }
+func (p *Plan) IsNoOp() bool {
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodeInPlaceUpdate) == 0
+}
 
 // PlanResult is what the plan applier committed.
 type PlanResult struct {
-	NodeUpdate     map[string][]*Allocation
-	NodeAllocation map[string][]*Allocation
+	NodeUpdate        map[string][]*Allocation
+	NodeAllocation    map[string][]*Allocation
+	NodeInPlaceUpdate map[string][]*Allocation
 	// RefreshIndex is non-zero when part of the plan was rejected: the
 	// scheduler must refresh its state to at least this index and retry.
 	RefreshIndex uint64
@@ -226,6 +247,10 @@ func (r *PlanResult) FullCommit(p *Plan) (bool, int, int) {
 	for node, allocs := range p.NodeUpdate {
 		expected += len(allocs)
 		actual += len(r.NodeUpdate[node])
+	}
+	for node, allocs := range p.NodeInPlaceUpdate {
+		expected += len(allocs)
+		actual += len(r.NodeInPlaceUpdate[node])
 	}
 	return expected == actual, expected, actual
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -54,8 +55,12 @@ type Job struct {
 	Datacenters []string
 	Constraints []*Constraint
 	Affinities  []*Affinity
+	Spreads     []*Spread // for every group, with its own (structs/spread.go)
 	TaskGroups  []*TaskGroup
 	Meta        map[string]string
+	// Update is the rolling update strategy its groups inherit (a service
+	// job without one gets DefaultUpdateStrategy; structs/update.go).
+	Update *UpdateStrategy
 
 	// Stop is set when the job is deregistered without purge: it stays in
 	// state but all its allocations are stopped.
@@ -77,12 +82,16 @@ type TaskGroup struct {
 	Count         int
 	Constraints   []*Constraint
 	Affinities    []*Affinity
+	Spreads       []*Spread // with the job's (structs/spread.go)
 	RestartPolicy *RestartPolicy
 	// ReschedulePolicy says how failed allocations are replaced (nil:
 	// the job type's default, see structs/reschedule.go).
 	ReschedulePolicy *ReschedulePolicy
-	Tasks            []*Task
-	Meta             map[string]string
+	// Update says how a job update replaces the group's allocations (the
+	// job's when the group sets none; structs/update.go).
+	Update *UpdateStrategy
+	Tasks  []*Task
+	Meta   map[string]string
 }
 
 // Task is one process (or container) run by a driver.
@@ -184,8 +193,9 @@ func DefaultRestartPolicy(jobType string) *RestartPolicy {
 }
 
 // Canonicalize fills defaults in place: namespace, name, type, priority,
-// restart policies, kill timeouts, task resources and device counts. A
-// group's Count is left alone (0 is a legal scale-to-zero; the jobspec
+// restart policies, update strategies (a service job's default, which
+// groups without one inherit), kill timeouts, task resources and device
+// counts. A group's Count is left alone (0 is a legal scale-to-zero; the jobspec
 // parser defaults an absent count to 1).
 func (j *Job) Canonicalize() {
 	if j.Namespace == "" {
@@ -203,7 +213,15 @@ func (j *Job) Canonicalize() {
 	if j.Region == "" {
 		j.Region = "global"
 	}
+	if j.Update == nil && j.Type == JobTypeService {
+		j.Update = DefaultUpdateStrategy()
+	}
+	j.Update.Canonicalize()
 	for _, tg := range j.TaskGroups {
+		if tg.Update == nil {
+			tg.Update = j.Update.Copy()
+		}
+		tg.Update.Canonicalize()
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}
@@ -269,6 +287,12 @@ func (j *Job) Validate() error {
 			add("job %q: %w", j.ID, err)
 		}
 	}
+	if err := validateSpreads(j.Spreads); err != nil {
+		add("job %q: %w", j.ID, err)
+	}
+	if err := j.Update.Validate(); err != nil {
+		add("job %q: %w", j.ID, err)
+	}
 	seen := map[string]bool{}
 	for _, tg := range j.TaskGroups {
 		if seen[tg.Name] {
@@ -277,6 +301,9 @@ func (j *Job) Validate() error {
 		seen[tg.Name] = true
 		if err := tg.Validate(); err != nil {
 			add("job %q: %w", j.ID, err)
+		}
+		if (j.Type == JobTypeSystem || j.Type == JobTypeSysBatch) && tg.Count > 1 {
+			add("job %q: group %q: count %d cannot exceed 1 for a %s job (one allocation per node)", j.ID, tg.Name, tg.Count, j.Type)
 		}
 	}
 	return errors.Join(errs...)
@@ -311,6 +338,9 @@ func (tg *TaskGroup) Validate() error {
 			add("group %q: %w", tg.Name, err)
 		}
 	}
+	if err := tg.Update.Validate(); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
 	for _, c := range tg.Constraints {
 		if err := c.Validate(); err != nil {
 			add("group %q: %w", tg.Name, err)
@@ -320,6 +350,9 @@ func (tg *TaskGroup) Validate() error {
 		if err := a.Validate(); err != nil {
 			add("group %q: %w", tg.Name, err)
 		}
+	}
+	if err := validateSpreads(tg.Spreads); err != nil {
+		add("group %q: %w", tg.Name, err)
 	}
 	seen := map[string]bool{}
 	for _, t := range tg.Tasks {
@@ -424,6 +457,9 @@ func (c *Constraint) Validate() error {
 		if c.LTarget == "" {
 			return fmt.Errorf("constraint %q: missing attribute", c.String())
 		}
+		if n, err := strconv.Atoi(c.RTarget); c.Operand == ConstraintDistinctProperty && c.RTarget != "" && (err != nil || n < 1) {
+			return fmt.Errorf("constraint %q: distinct_property value %q must be a count of 1 or more", c.String(), c.RTarget)
+		}
 		return nil
 	case ConstraintRegex:
 		if _, err := regexp.Compile(c.RTarget); err != nil {
@@ -491,7 +527,9 @@ func (j *Job) Copy() *Job {
 	c.Datacenters = slices.Clone(j.Datacenters)
 	c.Constraints = copyConstraints(j.Constraints)
 	c.Affinities = copyAffinities(j.Affinities)
+	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
+	c.Update = j.Update.Copy()
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -507,7 +545,9 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c := *tg
 	c.Constraints = copyConstraints(tg.Constraints)
 	c.Affinities = copyAffinities(tg.Affinities)
+	c.Spreads = copySpreads(tg.Spreads)
 	c.Meta = maps.Clone(tg.Meta)
+	c.Update = tg.Update.Copy()
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp

@@ -38,12 +38,18 @@ func (job *Job) CheckShape() error {
 	if hasNil(job.Constraints) || hasNil(job.Affinities) {
 		return bad("constraint or affinity")
 	}
+	if spreadsHaveNil(job.Spreads) {
+		return bad("spread or spread target")
+	}
 	for i, tg := range job.TaskGroups {
 		if tg == nil {
 			return bad(fmt.Sprintf("group %d", i))
 		}
 		if hasNil(tg.Constraints) || hasNil(tg.Affinities) {
 			return bad(fmt.Sprintf("group %q: constraint or affinity", tg.Name))
+		}
+		if spreadsHaveNil(tg.Spreads) {
+			return bad(fmt.Sprintf("group %q: spread or spread target", tg.Name))
 		}
 		for j, t := range tg.Tasks {
 			if t == nil {

@@ -103,6 +103,7 @@ func (h *httpAPI) routes() {
 	h.gpuHealthRoutes(m)
 	h.allocOpsRoutes(m)
 	h.statsRoutes(m)
+	h.operatorRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()

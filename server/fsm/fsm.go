@@ -112,6 +112,8 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyAllocClientUpdate
 	case structs.ApplyPlanResultsRequestType:
 		return f.applyPlanResults
+	case structs.SchedulerConfigRequestType:
+		return f.applySchedulerConfig
 	}
 	return nil
 }

@@ -80,6 +80,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 	}
 	for _, step := range []func(func(recordType, any) error) error{
 		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
+		s.persistSchedulerConfig,
 	} {
 		if err := step(rec); err != nil {
 			return err
@@ -230,6 +231,8 @@ func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) erro
 			return fmt.Errorf("alloc: %w", err)
 		}
 		return r.AllocRestore(&a)
+	case schedulerConfigRecord:
+		return restoreSchedulerConfig(r, dec)
 	case indexRecord:
 		var e state.IndexEntry
 		if err := dec.Decode(&e); err != nil {

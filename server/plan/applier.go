@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,6 +53,26 @@ type Applier struct {
 	logger hclog.Logger
 	now    func() time.Time
 	queue  chan *request
+
+	plans, partial, rejected atomic.Uint64
+}
+
+// Stats counts the applier's verdicts since it was created. A partial
+// commit is a plan with at least one node rejected: some scheduler worked
+// from state that another plan had changed under it.
+type Stats struct {
+	// Plans is how many plans were evaluated.
+	Plans uint64
+	// PartialCommits is how many of them had a node rejected (whether or
+	// not another node of the plan committed).
+	PartialCommits uint64
+	// RejectedNodes is how many node parts were rejected in all.
+	RejectedNodes uint64
+}
+
+// Stats returns the counts so far; safe for concurrent use.
+func (a *Applier) Stats() Stats {
+	return Stats{Plans: a.plans.Load(), PartialCommits: a.partial.Load(), RejectedNodes: a.rejected.Load()}
 }
 
 // NewApplier returns an applier; plans are applied only while Run runs.
@@ -114,8 +135,9 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
 	}
 	result := &structs.PlanResult{
-		NodeUpdate:     map[string][]*structs.Allocation{},
-		NodeAllocation: map[string][]*structs.Allocation{},
+		NodeUpdate:        map[string][]*structs.Allocation{},
+		NodeAllocation:    map[string][]*structs.Allocation{},
+		NodeInPlaceUpdate: map[string][]*structs.Allocation{},
 	}
 	now := a.now().UnixNano()
 	var allocs []*structs.Allocation
@@ -135,9 +157,17 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 			result.NodeAllocation[v.NodeID] = append(result.NodeAllocation[v.NodeID], c)
 			allocs = append(allocs, c)
 		}
+		for _, alloc := range plan.NodeInPlaceUpdate[v.NodeID] {
+			c := stamp(alloc, plan, now)
+			result.NodeInPlaceUpdate[v.NodeID] = append(result.NodeInPlaceUpdate[v.NodeID], c)
+			allocs = append(allocs, c)
+		}
 	}
+	a.plans.Add(1)
 	if len(result.RejectedNodes) > 0 {
 		result.RefreshIndex = snapIndex
+		a.partial.Add(1)
+		a.rejected.Add(uint64(len(result.RejectedNodes)))
 	}
 	if len(allocs) == 0 {
 		result.AllocIndex = snapIndex

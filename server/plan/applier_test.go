@@ -314,6 +314,9 @@ func TestApplier_SameGPUTwoPlans(t *testing.T) {
 	if err != nil || b != nil {
 		t.Errorf("rejected alloc b in state: %v (err %v)", b, err)
 	}
+	if got, want := h.applier.Stats(), (Stats{Plans: 2, PartialCommits: 1, RejectedNodes: 1}); got != want {
+		t.Errorf("Stats = %+v, want %+v", got, want)
+	}
 }
 
 func TestApplier_SubmitWithoutRun(t *testing.T) {

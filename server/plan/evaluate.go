@@ -34,6 +34,9 @@ func Evaluate(st State, plan *structs.Plan) ([]Verdict, error) {
 	for id := range plan.NodeAllocation {
 		nodes[id] = struct{}{}
 	}
+	for id := range plan.NodeInPlaceUpdate {
+		nodes[id] = struct{}{}
+	}
 	ids := make([]string, 0, len(nodes))
 	for id := range nodes {
 		ids = append(ids, id)
@@ -51,11 +54,17 @@ func Evaluate(st State, plan *structs.Plan) ([]Verdict, error) {
 }
 
 // evaluateNode returns why the plan's part for nodeID does not fit, or "".
-// Stops always fit; placements need a ready node with room for its
+// Stops always fit; in-place updates need their allocations still live
+// there (evaluateInPlace); placements need a ready node with room for its
 // current allocations (less those the plan stops or replaces) plus the
 // placements, and healthy devices for instances newly taken.
 func evaluateNode(st State, plan *structs.Plan, nodeID string) (string, error) {
-	placements := plan.NodeAllocation[nodeID]
+	placements, inplace := plan.NodeAllocation[nodeID], plan.NodeInPlaceUpdate[nodeID]
+	if len(inplace) > 0 {
+		if reason, err := evaluateInPlace(st, nodeID, inplace); err != nil || reason != "" {
+			return reason, err
+		}
+	}
 	if len(placements) == 0 {
 		return "", nil
 	}
@@ -88,6 +97,9 @@ func evaluateNode(st State, plan *structs.Plan, nodeID string) (string, error) {
 	for _, a := range placements {
 		replaced[a.ID] = true
 	}
+	for _, a := range inplace {
+		replaced[a.ID] = true
+	}
 	current := map[string]*structs.Allocation{}
 	proposed := make([]*structs.Allocation, 0, len(existing)+len(placements))
 	for _, a := range existing {
@@ -97,6 +109,7 @@ func evaluateNode(st State, plan *structs.Plan, nodeID string) (string, error) {
 		}
 	}
 	proposed = append(proposed, placements...)
+	proposed = append(proposed, inplace...)
 	if fit, dim := structs.AllocsFit(node, proposed); !fit {
 		return "does not fit: " + dim, nil
 	}

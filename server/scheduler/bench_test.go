@@ -7,18 +7,31 @@ import (
 	"github.com/droverhq/drover/server/scheduler/schedtest"
 )
 
-// BenchmarkProcess_1000Nodes places one 1-GPU job per iteration on a
-// cluster of 1000 nodes with 8 GPUs each (the cluster fills up as it
-// goes, 8 jobs per node).
-func BenchmarkProcess_1000Nodes(b *testing.B) {
-	h := schedtest.NewHarness(b)
-	for i := range 1000 {
-		h.UpsertNode(schedtest.Node(fmt.Sprintf("gpu-%04d", i), 8, "", 80))
+// gpusPerBenchNode is the GPUs of every benchmark node.
+const gpusPerBenchNode = 8
+
+// BenchmarkProcess places one 1-GPU job per iteration on clusters of
+// 1,000, 5,000 and 10,000 nodes with 8 GPUs each. The cluster fills as it
+// goes (8 jobs per node); when it is full a fresh one is built with the
+// timer stopped, so every timed Process places its job.
+func BenchmarkProcess(b *testing.B) {
+	for _, nodes := range []int{1000, 5000, 10000} {
+		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
+			benchmarkProcess(b, nodes)
+		})
 	}
+}
+
+func benchmarkProcess(b *testing.B, nodes int) {
+	capacity := nodes * gpusPerBenchNode
+	var h *schedtest.Harness
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
+		if i%capacity == 0 {
+			h = benchCluster(b, nodes)
+		}
 		eval := h.RegisterJob(schedtest.GPUJob(fmt.Sprintf("job-%d", i), 1, 1))
 		b.StartTimer()
 		if err := h.Process(eval); err != nil {
@@ -26,7 +39,18 @@ func BenchmarkProcess_1000Nodes(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	if n := len(h.LiveAllocs(ns, "job-0")); n != 1 {
-		b.Fatalf("job-0: got %d allocs, want 1", n)
+	last := fmt.Sprintf("job-%d", b.N-1)
+	if n := len(h.LiveAllocs(ns, last)); n != 1 {
+		b.Fatalf("%s: got %d allocs, want 1", last, n)
 	}
+}
+
+// benchCluster returns a harness with nodes empty nodes of
+// gpusPerBenchNode H100s.
+func benchCluster(b *testing.B, nodes int) *schedtest.Harness {
+	h := schedtest.NewHarness(b)
+	for i := range nodes {
+		h.UpsertNode(schedtest.Node(fmt.Sprintf("gpu-%05d", i), gpusPerBenchNode, "", 80))
+	}
+	return h
 }

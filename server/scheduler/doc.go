@@ -9,6 +9,7 @@
 // opens sockets, reads the wall clock (time is injected) or logs through
 // a global. The leader's plan applier decides what commits.
 //
-// Service and batch jobs are supported; system and sysbatch are not yet.
+// GenericScheduler runs service and batch jobs, SystemScheduler system and
+// sysbatch jobs (one allocation per matching node).
 // See README.md for the flow.
 package scheduler

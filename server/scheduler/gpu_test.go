@@ -300,9 +300,12 @@ func TestBinPackPrefersFullerGPUNode(t *testing.T) {
 	if fifth.NodeID == first.NodeID {
 		t.Fatalf("fifth: got the full node %s", fifth.NodeID)
 	}
+	// The full node is not even looked at: the usage index walk starts
+	// at nodes with 2 free GPUs.
 	m := fifth.Metrics
-	if m.NodesExhausted != 1 || len(m.ScoreMetaData) != 2 || m.ScoreMetaData[0].NodeID != fifth.NodeID {
-		t.Errorf("metric: got exhausted %d scores %d, want 1 exhausted and 2 scored, best first", m.NodesExhausted, len(m.ScoreMetaData))
+	if m.NodesEvaluated != 2 || m.NodesExhausted != 0 || len(m.ScoreMetaData) != 2 || m.ScoreMetaData[0].NodeID != fifth.NodeID {
+		t.Errorf("metric: got evaluated %d exhausted %d scores %d, want 2 evaluated, none exhausted, 2 scored, best first",
+			m.NodesEvaluated, m.NodesExhausted, len(m.ScoreMetaData))
 	}
 }
 

@@ -324,13 +324,13 @@ func TestPlanNeverCommittedFailsEval(t *testing.T) {
 	}
 }
 
-func TestNewRejectsUnsupportedTypes(t *testing.T) {
+func TestNewRejectsUnknownTypes(t *testing.T) {
 	tests := []struct {
 		jobType string
 		want    error
 	}{
-		{structs.JobTypeSystem, scheduler.ErrNotSupported},
-		{structs.JobTypeSysBatch, scheduler.ErrNotSupported},
+		{structs.JobTypeSystem, nil},
+		{structs.JobTypeSysBatch, nil},
 		{"cron", scheduler.ErrUnknownType},
 		{structs.JobTypeService, nil},
 		{structs.JobTypeBatch, nil},

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/droverhq/drover/server/scheduler/feasible"
@@ -9,62 +10,205 @@ import (
 )
 
 // placer adds placements to a plan, one at a time, each seeing the
-// allocations the plan already stops and places.
+// allocations the plan already stops and places. It is the feasible.View
+// of the plan so far: node usage comes from the state store's usage table
+// (one lookup per node), adjusted on the nodes the plan touches.
 type placer struct {
 	state State
 	plan  *structs.Plan
 	eval  *structs.Evaluation
 	now   func() time.Time
+	stack []feasible.StackOption
 
-	existing map[string][]*structs.Allocation // per node, non-terminal, from state
-	stopping map[string]bool                  // allocation IDs the plan stops
+	stopping  map[string]bool                  // allocation IDs the plan stops
+	jobAllocs map[string][]*structs.Allocation // the job's, per node, plan applied
+	touched   map[string]*structs.NodeUsage    // usage of nodes the plan changes
+	order     []string                         // touched node IDs, first touch first
+	nodes     map[string]*structs.Node         // touched nodes
+	current   *structs.NodeUsage               // the usage row Walk yielded last
+	errWalk   error
 }
 
-func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now func() time.Time) *placer {
+var _ feasible.View = (*placer)(nil)
+
+// newPlacer returns a placer for plan, whose stops must all be in
+// place; jobAllocs are the job's allocations in state.
+func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now func() time.Time, jobAllocs []*structs.Allocation) (*placer, error) {
 	p := &placer{
 		state: state, plan: plan, eval: eval, now: now,
-		existing: map[string][]*structs.Allocation{},
-		stopping: map[string]bool{},
+		stopping:  map[string]bool{},
+		jobAllocs: map[string][]*structs.Allocation{},
+		touched:   map[string]*structs.NodeUsage{},
+		nodes:     map[string]*structs.Node{},
 	}
 	for _, stops := range plan.NodeUpdate {
 		for _, a := range stops {
 			p.stopping[a.ID] = true
 		}
 	}
-	return p
+	for _, a := range jobAllocs {
+		switch {
+		case a.TerminalStatus():
+		case p.stopping[a.ID]:
+			if err := p.release(a); err != nil {
+				return nil, err
+			}
+		default:
+			p.jobAllocs[a.NodeID] = append(p.jobAllocs[a.NodeID], a)
+		}
+	}
+	return p, nil
 }
 
-// proposed implements feasible.Proposed.
-func (p *placer) proposed(nodeID string) ([]*structs.Allocation, error) {
-	existing, ok := p.existing[nodeID]
-	if !ok {
-		all, err := p.state.AllocsByNode(nil, nodeID)
-		if err != nil {
-			return nil, fmt.Errorf("read allocs of node %s: %w", nodeID, err)
-		}
-		for _, a := range all {
-			if !a.TerminalStatus() {
-				existing = append(existing, a)
-			}
-		}
-		p.existing[nodeID] = existing
+// stopAlloc adds a stop of a (a live allocation of the job, as in state)
+// to the plan and frees what it holds for later placements.
+func (p *placer) stopAlloc(a *structs.Allocation, desc, clientStatus string) error {
+	if p.stopping[a.ID] {
+		return nil
 	}
-	placed := p.plan.NodeAllocation[nodeID]
-	out := make([]*structs.Allocation, 0, len(existing)+len(placed))
-	for _, a := range existing {
-		if !p.stopping[a.ID] {
-			out = append(out, a)
+	p.plan.AppendStoppedAlloc(a, desc, clientStatus)
+	p.stopping[a.ID] = true
+	allocs := p.jobAllocs[a.NodeID]
+	for i, x := range allocs {
+		if x.ID == a.ID {
+			p.jobAllocs[a.NodeID] = append(allocs[:i:i], allocs[i+1:]...)
+			break
 		}
 	}
-	return append(out, placed...), nil
+	if a.TerminalStatus() {
+		return nil
+	}
+	return p.release(a)
 }
+
+// release takes what a holds off its node's usage.
+func (p *placer) release(a *structs.Allocation) error {
+	u, err := p.touch(a.NodeID)
+	if err != nil || u == nil {
+		return err
+	}
+	u.Add(a, -1)
+	u.Refresh(u.Node)
+	return nil
+}
+
+// place records that the plan places a.
+func (p *placer) place(a *structs.Allocation) error {
+	p.plan.AppendAlloc(a)
+	p.jobAllocs[a.NodeID] = append(p.jobAllocs[a.NodeID], a)
+	u, err := p.touch(a.NodeID)
+	if err != nil || u == nil {
+		return err
+	}
+	u.Add(a, 1)
+	u.Refresh(u.Node)
+	return nil
+}
+
+// touch returns the plan's own copy of the node's usage, making it on
+// first touch; nil for a node the state does not know.
+func (p *placer) touch(nodeID string) (*structs.NodeUsage, error) {
+	if u, ok := p.touched[nodeID]; ok {
+		return u, nil
+	}
+	u, err := p.state.NodeUsage(nil, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("read usage of node %s: %w", nodeID, err)
+	}
+	if u == nil || u.Node == nil {
+		return nil, nil
+	}
+	u = u.Copy()
+	p.touched[nodeID] = u
+	p.nodes[nodeID] = u.Node
+	p.order = append(p.order, nodeID)
+	return u, nil
+}
+
+// Walk implements feasible.View: first the nodes the plan touched (their
+// place in the state's order is stale), then the state's nodes in order.
+func (p *placer) Walk(order feasible.Order, fn func(*structs.Node) bool) error {
+	for _, id := range p.order {
+		p.current = nil
+		if !fn(p.nodes[id]) {
+			return nil
+		}
+	}
+	visit := func(u *structs.NodeUsage) bool {
+		if _, ok := p.touched[u.NodeID]; ok {
+			return true
+		}
+		p.current = u
+		return fn(u.Node)
+	}
+	defer func() { p.current = nil }()
+	switch order.By {
+	case feasible.OrderFreeGPUs:
+		return p.state.UsageByFreeGPUs(order.Min, visit)
+	case feasible.OrderFreeCompute:
+		return p.state.UsageByFreeCompute(order.Min, visit)
+	}
+	nodes, err := p.state.Nodes(nil)
+	if err != nil {
+		return fmt.Errorf("read nodes: %w", err)
+	}
+	for _, n := range nodes {
+		if _, ok := p.touched[n.ID]; ok {
+			continue
+		}
+		p.current = nil
+		if !fn(n) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Below implements feasible.View: up to limit nodes under the order's
+// minimum in state, those nearest to it first, less those the plan
+// touched (Walk yields them all).
+func (p *placer) Below(order feasible.Order, limit int, fn func(*structs.Node, *structs.NodeUsage)) error {
+	visit := func(u *structs.NodeUsage) bool {
+		if _, ok := p.touched[u.NodeID]; ok {
+			return true
+		}
+		fn(u.Node, u)
+		limit--
+		return limit > 0
+	}
+	if order.By == feasible.OrderFreeCompute {
+		return p.state.UsageUnderFreeCompute(order.Min, visit)
+	}
+	return p.state.UsageUnderFreeGPUs(order.Min, visit)
+}
+
+// Usage implements feasible.View.
+func (p *placer) Usage(n *structs.Node) *structs.NodeUsage {
+	if u, ok := p.touched[n.ID]; ok {
+		return u
+	}
+	if p.current != nil && p.current.NodeID == n.ID {
+		return p.current
+	}
+	u, err := p.state.NodeUsage(nil, n.ID)
+	if err != nil && p.errWalk == nil {
+		p.errWalk = fmt.Errorf("read usage of node %s: %w", n.ID, err)
+	}
+	if u == nil {
+		return structs.NewNodeUsage(n)
+	}
+	return u
+}
+
+// JobAllocs implements feasible.View.
+func (p *placer) JobAllocs(nodeID string) []*structs.Allocation { return p.jobAllocs[nodeID] }
 
 // placeAll places every placement, in order, adding the allocations to
 // the plan. It returns, per group, the metric of the first placement that
 // failed (later failures of the group are counted in CoalescedFailures
 // without being tried: the group only gets harder to place) and how many
 // placements were left queued.
-func (p *placer) placeAll(job *structs.Job, nodes []*structs.Node, places []placement) (map[string]*structs.AllocMetric, map[string]int, error) {
+func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*structs.AllocMetric, map[string]int, error) {
 	var failed map[string]*structs.AllocMetric
 	var queued map[string]int
 	if job != nil {
@@ -72,6 +216,10 @@ func (p *placer) placeAll(job *structs.Job, nodes []*structs.Node, places []plac
 		for _, tg := range job.TaskGroups {
 			queued[tg.Name] = 0
 		}
+	}
+	props, err := p.distinctProperties(job)
+	if err != nil {
+		return nil, nil, err
 	}
 	stacks := map[string]*feasible.Stack{}
 	for _, pl := range places {
@@ -82,12 +230,16 @@ func (p *placer) placeAll(job *structs.Job, nodes []*structs.Node, places []plac
 		}
 		stack, ok := stacks[pl.group.Name]
 		if !ok {
-			stack = feasible.NewStack(job, pl.group, p.eval.ID)
-			stack.SetNodes(nodes)
+			if stack, err = p.newStack(job, pl.group, props); err != nil {
+				return nil, nil, err
+			}
 			stacks[pl.group.Name] = stack
 		}
 		start := p.now()
-		option, metric, err := stack.Select(p.proposed)
+		option, metric, err := stack.Select(p)
+		if err == nil {
+			err = p.errWalk
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -100,9 +252,54 @@ func (p *placer) placeAll(job *structs.Job, nodes []*structs.Node, places []plac
 			queued[pl.group.Name]++
 			continue
 		}
-		p.plan.AppendAlloc(p.newAlloc(job, pl, option, metric))
+		if err := p.place(p.newAlloc(job, pl, option, metric)); err != nil {
+			return nil, nil, err
+		}
 	}
 	return failed, queued, nil
+}
+
+// newStack builds the group's stack with the options that need the job's
+// allocations: distinct_property and spread.
+func (p *placer) newStack(job *structs.Job, tg *structs.TaskGroup, props *feasible.DistinctProperties) (*feasible.Stack, error) {
+	opts := slices.Clip(p.stack)
+	if f := props.Filter(tg); f != nil {
+		opts = append(opts, feasible.WithCandidateFilter(f))
+	}
+	if len(job.Spreads)+len(tg.Spreads) > 0 {
+		var live []*structs.Node
+		for nodeID, allocs := range p.jobAllocs {
+			n, err := p.state.NodeByID(nil, nodeID)
+			if err != nil {
+				return nil, fmt.Errorf("read node %s: %w", nodeID, err)
+			}
+			for _, a := range allocs {
+				if a.TaskGroup == tg.Name && n != nil {
+					live = append(live, n)
+				}
+			}
+		}
+		opts = append(opts, feasible.WithSpreadLive(live))
+	}
+	return feasible.NewStack(job, tg, p.eval.ID, opts...), nil
+}
+
+// distinctProperties counts the job's allocations per distinct_property
+// attribute value, for every group's stack to share.
+func (p *placer) distinctProperties(job *structs.Job) (*feasible.DistinctProperties, error) {
+	var live []*structs.Allocation
+	for _, allocs := range p.jobAllocs {
+		live = append(live, allocs...)
+	}
+	var nodeErr error
+	props := feasible.NewDistinctProperties(job, live, func(id string) *structs.Node {
+		n, err := p.state.NodeByID(nil, id)
+		if err != nil && nodeErr == nil {
+			nodeErr = fmt.Errorf("read node %s: %w", id, err)
+		}
+		return n
+	})
+	return props, nodeErr
 }
 
 func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Option, metric *structs.AllocMetric) *structs.Allocation {

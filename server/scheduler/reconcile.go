@@ -36,6 +36,10 @@ type placement struct {
 type reconciliation struct {
 	stops []stop
 	place []placement
+	// inplace are live allocations of an older job version whose group
+	// spec is unchanged: the plan moves them to the job in place
+	// (structs.Plan.AppendInPlaceUpdate).
+	inplace []*structs.Allocation
 }
 
 // reconcile compares job (nil when purged) with its allocations and the
@@ -49,8 +53,10 @@ type reconciliation struct {
 // or missing node are stopped as lost and replaced; those holding a GPU
 // their node reports unhealthy are stopped and replaced (health.go); those whose name index
 // is at or past Count (or duplicates a kept name) are stopped, highest
-// index first; those of an older job version whose group changed are
-// stopped and replaced. Missing name indexes in [0, Count) are placed,
+// index first. Those of an older job version are updated (update.go): in
+// place when their group spec is unchanged, else stopped and replaced,
+// lowest index first, as many at a time as the group's update strategy
+// allows (max_parallel). Missing name indexes in [0, Count) are placed,
 // lowest first.
 func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool) reconciliation {
 	var r reconciliation
@@ -109,7 +115,7 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 	slices.SortFunc(running, func(x, y *structs.Allocation) int {
 		return cmp.Or(cmp.Compare(x.Index(), y.Index()), cmp.Compare(x.CreateIndex, y.CreateIndex), strings.Compare(x.ID, y.ID))
 	})
-	var extras []*structs.Allocation
+	var extras, kept, destructive []*structs.Allocation
 	var place []placement
 	for _, a := range running {
 		idx := a.Index()
@@ -118,10 +124,17 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 			continue
 		}
 		occupied[idx] = true
-		if outdated(a, job, tg) {
-			r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
-			place = append(place, placement{group: tg, name: a.Name, index: idx})
+		kept = append(kept, a)
+		switch classifyUpdate(a, job, tg) {
+		case updateInPlace:
+			r.inplace = append(r.inplace, a)
+		case updateDestructive:
+			destructive = append(destructive, a)
 		}
+	}
+	for _, a := range rollingBatch(job, tg, batch, allocs, kept, destructive) {
+		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
+		place = append(place, placement{group: tg, name: a.Name, index: a.Index()})
 	}
 	for i := len(extras) - 1; i >= 0; i-- {
 		r.stops = append(r.stops, stop{alloc: extras[i], desc: DescScaledDown})

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/server/scheduler/feasible"
+	"github.com/droverhq/drover/server/scheduler/frag"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -20,6 +22,19 @@ type State interface {
 	AllocsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Allocation, error)
 	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
 	LatestIndex() (uint64, error)
+	UsageState
+}
+
+// UsageState is the state store's derived view of what nodes hold
+// (server/state/usage.go): per-node usage in one lookup, walks over the
+// nodes fullest-first, and the GPU workload of the live allocations.
+type UsageState interface {
+	NodeUsage(ws memdb.WatchSet, nodeID string) (*structs.NodeUsage, error)
+	UsageByFreeGPUs(min int, fn func(*structs.NodeUsage) bool) error
+	UsageByFreeCompute(min int, fn func(*structs.NodeUsage) bool) error
+	UsageUnderFreeGPUs(max int, fn func(*structs.NodeUsage) bool) error
+	UsageUnderFreeCompute(max int, fn func(*structs.NodeUsage) bool) error
+	GPUWorkload() (frag.Workload, error)
 }
 
 // Planner is where a scheduler's decisions go.
@@ -60,6 +75,31 @@ type Option func(*config)
 type config struct {
 	now        func() time.Time
 	reschedule map[string]ReschedulePolicy
+	algorithm  string
+	limit      *int
+}
+
+// WithAlgorithm sets the ranking algorithm (feasible.AlgorithmFGD,
+// AlgorithmBinpack or AlgorithmSpread), overriding the operator's
+// scheduler configuration.
+func WithAlgorithm(name string) Option {
+	return func(c *config) { c.algorithm = name }
+}
+
+// WithPlacementLimit sets how many feasible nodes a placement scores
+// before it stops looking (feasible.DefaultLimit by default; 0 scores
+// every node).
+func WithPlacementLimit(n int) Option {
+	return func(c *config) { c.limit = &n }
+}
+
+// stackOptions are the feasible.Stack options the configuration sets.
+func (c *config) stackOptions() []feasible.StackOption {
+	opts := []feasible.StackOption{feasible.WithAlgorithm(c.algorithm)}
+	if c.limit != nil {
+		opts = append(opts, feasible.WithLimit(*c.limit))
+	}
+	return opts
 }
 
 // WithNow sets the clock used for allocation and evaluation timestamps and
@@ -68,13 +108,13 @@ func WithNow(now func() time.Time) Option {
 	return func(c *config) { c.now = now }
 }
 
-// New returns the scheduler for jobType ("service" or "batch"). A nil
-// logger logs nowhere.
+// New returns the scheduler for jobType ("service", "batch", "system" or
+// "sysbatch"). A nil logger logs nowhere.
 func New(jobType string, logger hclog.Logger, state State, planner Planner, opts ...Option) (Scheduler, error) {
 	switch jobType {
 	case structs.JobTypeService, structs.JobTypeBatch:
 	case structs.JobTypeSystem, structs.JobTypeSysBatch:
-		return nil, fmt.Errorf("system/sysbatch: %w", ErrNotSupported)
+		return NewSystemScheduler(logger, state, planner, jobType == structs.JobTypeSysBatch, opts...), nil
 	default:
 		return nil, fmt.Errorf("job type %q: %w", jobType, ErrUnknownType)
 	}
@@ -96,6 +136,7 @@ func New(jobType string, logger hclog.Logger, state State, planner Planner, opts
 		batch:      jobType == structs.JobTypeBatch,
 		reschedule: policy,
 		now:        cfg.now,
+		stack:      cfg.stackOptions(),
 	}, nil
 }
 
@@ -110,6 +151,7 @@ type GenericScheduler struct {
 	batch      bool
 	reschedule ReschedulePolicy
 	now        func() time.Time
+	stack      []feasible.StackOption
 }
 
 // outcome is what one attempt at an evaluation produced.
@@ -157,12 +199,20 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read allocs: %w", err)
 	}
-	nodes, err := s.state.Nodes(nil)
+	nodes, err := allocNodes(s.state, allocs)
 	if err != nil {
-		return nil, fmt.Errorf("read nodes: %w", err)
+		return nil, err
+	}
+	workload, err := s.state.GPUWorkload()
+	if err != nil {
+		return nil, fmt.Errorf("read gpu workload: %w", err)
+	}
+	algorithm, err := ConfiguredAlgorithm(s.state)
+	if err != nil {
+		return nil, err
 	}
 
-	rec := reconcile(job, allocs, nodesByID(nodes), s.batch)
+	rec := reconcile(job, allocs, nodes, s.batch)
 	resched := limitReschedules(s.reschedule, job, allocs, rec.place, s.now())
 	plan := &structs.Plan{EvalID: eval.ID, Priority: eval.Priority, Job: job, SnapshotIndex: index}
 	if job != nil {
@@ -171,9 +221,18 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	for _, st := range rec.stops {
 		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
 	}
+	for _, a := range rec.inplace {
+		plan.AppendInPlaceUpdate(a, job)
+	}
 	out := &outcome{snapshotIndex: index, retryAt: resched.retryAt, gaveUp: resched.gaveUp}
-	p := newPlacer(s.state, plan, eval, s.now)
-	if out.failed, out.queued, err = p.placeAll(job, nodes, resched.place); err != nil {
+	p, err := newPlacer(s.state, plan, eval, s.now, allocs)
+	if err != nil {
+		return nil, err
+	}
+	// The operator's algorithm first, so that one set by WithAlgorithm wins.
+	p.stack = append([]feasible.StackOption{feasible.WithAlgorithm(algorithm)}, s.stack...)
+	p.stack = append(p.stack, feasible.WithWorkload(workload))
+	if out.failed, out.queued, err = p.placeAll(job, resched.place); err != nil {
 		return nil, err
 	}
 	if plan.IsNoOp() {
@@ -192,6 +251,25 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	}
 	out.committed = true
 	return out, nil
+}
+
+// allocNodes returns the nodes the allocations are on, by ID; a node
+// missing from state is absent.
+func allocNodes(state State, allocs []*structs.Allocation) (map[string]*structs.Node, error) {
+	nodes := map[string]*structs.Node{}
+	for _, a := range allocs {
+		if _, ok := nodes[a.NodeID]; ok || a.NodeID == "" {
+			continue
+		}
+		n, err := state.NodeByID(nil, a.NodeID)
+		if err != nil {
+			return nil, fmt.Errorf("read node %s: %w", a.NodeID, err)
+		}
+		if n != nil {
+			nodes[a.NodeID] = n
+		}
+	}
+	return nodes, nil
 }
 
 func nodesByID(nodes []*structs.Node) map[string]*structs.Node {

@@ -7,15 +7,17 @@ import (
 )
 
 // groupSpecEqual reports whether two versions of a task group would run
-// the same allocations: everything but Count is equal. Nil and empty maps
-// and slices are equal, since a round trip through the wire codec may
-// turn one into the other.
+// the same allocations: everything but Count and the update strategy
+// (which says how to change allocations, not what they run) is equal.
+// Nil and empty maps and slices are equal, since a round trip through the
+// wire codec may turn one into the other.
 func groupSpecEqual(old, cur *structs.TaskGroup) bool {
 	if old == nil || cur == nil {
 		return old == cur
 	}
 	a, b := old.Copy(), cur.Copy()
 	a.Count, b.Count = 0, 0
+	a.Update, b.Update = nil, nil
 	return specEqual(reflect.ValueOf(a), reflect.ValueOf(b))
 }
 

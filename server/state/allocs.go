@@ -53,7 +53,7 @@ func upsertAllocTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation) err
 	if err := txn.Insert(TableAllocs, a); err != nil {
 		return fmt.Errorf("upsert alloc %q: %w", a.ID, err)
 	}
-	return nil
+	return updateUsage(txn, existing, a)
 }
 
 // UpdateAllocsFromClient merges what a client reports (ClientStatus,

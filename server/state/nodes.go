@@ -35,6 +35,9 @@ func upsertNodeTxn(txn *memdb.Txn, index uint64, node *structs.Node) error {
 	if err := txn.Insert(TableNodes, n); err != nil {
 		return fmt.Errorf("upsert node %q: %w", node.ID, err)
 	}
+	if err := refreshUsageNode(txn, n.ID, n); err != nil {
+		return err
+	}
 	return setIndex(txn, TableNodes, index)
 }
 

@@ -55,6 +55,10 @@ func (r *StateRestore) insert(table, id string, obj any) error {
 
 // Commit makes everything restored visible.
 func (r *StateRestore) Commit() error {
+	if err := rebuildUsage(r.txn); err != nil {
+		r.txn.Abort()
+		return err
+	}
 	r.txn.Commit()
 	return nil
 }

@@ -33,11 +33,16 @@ type IndexEntry struct {
 // Schema returns the go-memdb schema of the state store.
 func Schema() *memdb.DBSchema {
 	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
-		TableNodes:  nodesTable(),
-		TableJobs:   jobsTable(),
-		TableEvals:  evalsTable(),
-		TableAllocs: allocsTable(),
-		TableIndex:  indexTable(),
+		TableNodes:    nodesTable(),
+		TableJobs:     jobsTable(),
+		TableEvals:    evalsTable(),
+		TableAllocs:   allocsTable(),
+		TableUsage:    usageTable(),
+		TableWorkload: workloadTable(),
+		TableIndex:    indexTable(),
+
+		// The operator's scheduler configuration (schedconfig.go).
+		TableSchedulerConfig: schedulerConfigTable(),
 	}}
 }
 

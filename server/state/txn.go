@@ -82,6 +82,9 @@ func (tx *Txn) UpdateNodeStatus(nodeID, status string, updatedAt int64) error {
 	if err := tx.txn.Insert(TableNodes, n); err != nil {
 		return fmt.Errorf("update status of node %q: %w", nodeID, err)
 	}
+	if err := refreshUsageNode(tx.txn, nodeID, n); err != nil {
+		return err
+	}
 	return setIndex(tx.txn, TableNodes, tx.index)
 }
 
@@ -96,6 +99,9 @@ func (tx *Txn) DeleteNode(nodeID string) error {
 	}
 	if err := tx.txn.Delete(TableNodes, existing); err != nil {
 		return fmt.Errorf("delete node %q: %w", nodeID, err)
+	}
+	if err := refreshUsageNode(tx.txn, nodeID, nil); err != nil {
+		return err
 	}
 	return setIndex(tx.txn, TableNodes, tx.index)
 }
@@ -164,6 +170,9 @@ func (tx *Txn) UpdateAllocsFromClient(allocs []*structs.Allocation) error {
 		a.ModifyIndex = tx.index
 		if err := tx.txn.Insert(TableAllocs, a); err != nil {
 			return fmt.Errorf("update alloc %q: %w", a.ID, err)
+		}
+		if err := updateUsage(tx.txn, existing, a); err != nil {
+			return err
 		}
 		tx.touch(a.Namespace, a.JobID)
 		changed = true

@@ -13,6 +13,9 @@ type ask struct {
 	memMB   int64
 	devices []deviceAsk
 	gpus    int // instances asked of devices of type "gpu"
+	// sliceGPUs of them are slices; sliceCompute is the largest compute
+	// share (percent, at least 1) a slice asks.
+	sliceGPUs, sliceCompute int
 }
 
 // deviceAsk is one task's request for devices, with its name parsed.
@@ -40,6 +43,10 @@ func newAsk(job *structs.Job, tg *structs.TaskGroup) *ask {
 			a.devices = append(a.devices, deviceAsk{task: t.Name, req: d, vendor: vendor, typ: typ, model: model})
 			if typ == "gpu" {
 				a.gpus += int(d.Count)
+				if isSlice(d) {
+					a.sliceGPUs += int(d.Count)
+					a.sliceCompute = max(a.sliceCompute, d.Compute, 1)
+				}
 			}
 		}
 	}
@@ -92,4 +99,23 @@ func (a *ask) drivers() []string {
 		}
 	}
 	return out
+}
+
+// isSlice reports whether d asks for a share of each instance rather than
+// whole ones.
+func isSlice(d *structs.RequestedDevice) bool { return d.Compute > 0 || d.MemoryMB > 0 }
+
+// gpuShare is how many GPUs the ask takes, slices counted by compute.
+func (a *ask) gpuShare() float64 {
+	return float64(a.gpus-a.sliceGPUs) + float64(a.sliceGPUs*a.sliceCompute)/structs.WholeGPU
+}
+
+// firstGPU is the ask's first request for GPUs (zero when none).
+func (a *ask) firstGPU() deviceAsk {
+	for _, d := range a.devices {
+		if d.typ == "gpu" {
+			return d
+		}
+	}
+	return deviceAsk{req: &structs.RequestedDevice{Name: "gpu"}}
 }

@@ -219,8 +219,8 @@ func TestNodeFilters(t *testing.T) {
 		{"driver missing", NewDriverFilter([]string{"exec"}), ready(), "driver exec not available"},
 		{"drivers missing", NewDriverFilter([]string{"qemu", "exec", "docker"}), ready(), "drivers exec, qemu not available"},
 		{
-			"distinct_property refused", NewConstraintFilter([]*structs.Constraint{{LTarget: "${meta.rack}", Operand: "distinct_property"}}, NewChecker()),
-			ready(), "${meta.rack} distinct_property (distinct_property not supported yet)",
+			"distinct_property left to its own filter", NewConstraintFilter([]*structs.Constraint{{LTarget: "${meta.rack}", Operand: "distinct_property"}}, NewChecker()),
+			ready(), "",
 		},
 		{
 			"distinct_hosts left alone", NewConstraintFilter([]*structs.Constraint{{Operand: "distinct_hosts"}}, NewChecker()),

@@ -14,6 +14,7 @@ type instanceRef struct {
 	group *structs.NodeDeviceResource
 	inst  *structs.NodeDevice
 	pos   int
+	memMB uint64 // the instance's memory, 0 when the group does not say
 }
 
 // deviceMatcher finds, per node, the instances each device request may
@@ -89,6 +90,7 @@ func (m *deviceMatcher) matchAsk(n *structs.Node, a deviceAsk) ([]instanceRef, s
 			continue
 		}
 		named = true
+		mem := g.MemoryMB()
 		for _, inst := range g.Instances {
 			if c := m.failedConstraint(a.req.Constraints, g, inst); c != "" {
 				if failed == "" {
@@ -96,7 +98,7 @@ func (m *deviceMatcher) matchAsk(n *structs.Node, a deviceAsk) ([]instanceRef, s
 				}
 				continue
 			}
-			refs = append(refs, instanceRef{group: g, inst: inst})
+			refs = append(refs, instanceRef{group: g, inst: inst, memMB: mem})
 		}
 	}
 	switch {
@@ -124,17 +126,20 @@ func (m *deviceMatcher) failedConstraint(cs []*structs.Constraint, g *structs.No
 	return ""
 }
 
-// DeviceFit chooses, for every device request of the group, free healthy
-// instances that match it: not held by another allocation proposed on the
-// node nor by an earlier request of this one. A request may take
-// instances of several matching groups; which ones is TopologyPicker's
-// choice. It records the choice on the candidate; when too few are free
-// the node is exhausted, with a dimension such as
-// "devices: nvidia/gpu: 1 of 4 free, need 2", or "devices: nvidia/gpu:
-// node has 4 matching, need 5" when the node could never hold the request.
+// DeviceFit chooses, for every device request of the group, instances
+// that match it and are healthy and free: for a whole-instance request,
+// instances nothing holds (which ones is TopologyPicker's choice, and a
+// request may take instances of several matching groups); for a slice
+// (compute and/or memory), the instance with room whose free compute is
+// tightest. An instance an earlier request of this allocation took is not
+// free. It records the choice on the candidate; when too few are free the
+// node is exhausted, with a dimension such as "devices: nvidia/gpu: 1 of
+// 4 free, need 2", or "devices: nvidia/gpu: node has 4 matching, need 5"
+// when the node could never hold the request.
 type DeviceFit struct {
 	devices *deviceMatcher
 	picker  *TopologyPicker
+	free    []instanceRef // scratch
 }
 
 // Fit implements Fit.
@@ -143,69 +148,105 @@ func (f *DeviceFit) Fit(c *Candidate) (bool, string) {
 		return true, ""
 	}
 	nd := f.devices.match(c.Node)
-	held := heldDevices(c.Proposed)
 	c.chosen = make([][]instanceRef, len(f.devices.asks))
 	for i, a := range f.devices.asks {
-		need := max(int(a.req.Count), 1)
-		var free []instanceRef
-		for _, r := range nd.perAsk[i] {
-			if r.inst.Healthy && !held[r.inst.ID] {
-				free = append(free, r)
-			}
+		var chosen []instanceRef
+		var why string
+		if isSlice(a.req) {
+			chosen, why = f.slices(c, a, nd.perAsk[i])
+		} else {
+			chosen, why = f.whole(c, a, nd, nd.perAsk[i])
 		}
-		if len(free) < need {
-			if total := len(nd.perAsk[i]); total < need {
-				// Never fits here, whatever ends: say so apart from "busy".
-				return false, fmt.Sprintf("devices: %s: node has %d matching, need %d", a.req.Name, total, need)
-			}
-			return false, fmt.Sprintf("devices: %s: %d of %d free, need %d", a.req.Name, len(free), len(nd.perAsk[i]), need)
-		}
-		chosen := f.picker.Pick(free, need, a.req.Topology, nd.linkMatrix())
 		if chosen == nil {
-			return false, fmt.Sprintf("devices: %s: no %d free instances share one %s domain", a.req.Name, need, a.req.Topology)
-		}
-		if held == nil {
-			held = map[string]bool{}
-		}
-		for _, r := range chosen {
-			held[r.inst.ID] = true
+			return false, why
 		}
 		c.chosen[i] = chosen
 	}
 	return true, ""
 }
 
-// heldDevices returns the instance IDs the allocations hold (nil when
-// none).
-func heldDevices(allocs []*structs.Allocation) map[string]bool {
-	var held map[string]bool
-	for _, a := range allocs {
-		if a.AllocatedResources == nil {
-			continue
-		}
-		for _, t := range a.AllocatedResources.Tasks {
-			for _, d := range t.Devices {
-				for _, id := range d.DeviceIDs {
-					if held == nil {
-						held = map[string]bool{}
-					}
-					held[id] = true
-				}
+// taken reports whether an earlier request of this allocation chose id.
+func taken(c *Candidate, id string) bool {
+	for _, chosen := range c.chosen {
+		for _, r := range chosen {
+			if r.inst.ID == id {
+				return true
 			}
 		}
 	}
-	return held
+	return false
+}
+
+// whole chooses count instances nothing holds.
+func (f *DeviceFit) whole(c *Candidate, a deviceAsk, nd *nodeDevices, matching []instanceRef) ([]instanceRef, string) {
+	need := max(int(a.req.Count), 1)
+	free := f.free[:0]
+	for _, r := range matching {
+		if r.inst.Healthy && c.Usage.Devices[r.inst.ID].Free() && !taken(c, r.inst.ID) {
+			free = append(free, r)
+		}
+	}
+	f.free = free
+	if len(free) < need {
+		if len(matching) < need {
+			// Never fits here, whatever ends: say so apart from "busy".
+			return nil, fmt.Sprintf("devices: %s: node has %d matching, need %d", a.req.Name, len(matching), need)
+		}
+		return nil, fmt.Sprintf("devices: %s: %d of %d free, need %d", a.req.Name, len(free), len(matching), need)
+	}
+	chosen := f.picker.Pick(free, need, a.req.Topology, nd.linkMatrix())
+	if chosen == nil {
+		return nil, fmt.Sprintf("devices: %s: no %d free instances share one %s domain", a.req.Name, need, a.req.Topology)
+	}
+	return chosen, ""
+}
+
+// slices chooses count instances with room for the slice, tightest free
+// compute first (then lowest ID).
+func (f *DeviceFit) slices(c *Candidate, a deviceAsk, matching []instanceRef) ([]instanceRef, string) {
+	need := max(int(a.req.Count), 1)
+	compute, mem := max(a.req.Compute, 1), a.req.MemoryMB
+	free := f.free[:0]
+	computeRoom := false
+	for _, r := range matching {
+		if !r.inst.Healthy || taken(c, r.inst.ID) {
+			continue
+		}
+		use := c.Usage.Devices[r.inst.ID]
+		if use.FreeCompute() < compute {
+			continue
+		}
+		computeRoom = true
+		if mem > 0 && r.memMB > 0 && use.MemoryMB+mem > r.memMB {
+			continue
+		}
+		free = append(free, r)
+	}
+	f.free = free
+	if len(free) < need {
+		if computeRoom && mem > 0 {
+			return nil, fmt.Sprintf("devices: %s: GPU memory exhausted, need %s free on one GPU", a.req.Name, structs.FormatBytes(mem<<20))
+		}
+		return nil, fmt.Sprintf("devices: %s: no GPU with %d%% compute free", a.req.Name, compute)
+	}
+	slices.SortStableFunc(free, func(x, y instanceRef) int {
+		return c.Usage.Devices[x.inst.ID].FreeCompute() - c.Usage.Devices[y.inst.ID].FreeCompute()
+	})
+	return slices.Clone(free[:need]), ""
 }
 
 // allocatedDevices groups chosen instances by device group, in order of
-// first appearance, with sorted IDs.
-func allocatedDevices(chosen []instanceRef) []*structs.AllocatedDeviceResource {
+// first appearance, with sorted IDs, and the slice req asks of each.
+func allocatedDevices(chosen []instanceRef, req *structs.RequestedDevice) []*structs.AllocatedDeviceResource {
 	var out []*structs.AllocatedDeviceResource
 	byGroup := map[*structs.NodeDeviceResource]*structs.AllocatedDeviceResource{}
 	for _, r := range chosen {
 		d, ok := byGroup[r.group]
 		if !ok {
 			d = &structs.AllocatedDeviceResource{Vendor: r.group.Vendor, Type: r.group.Type, Name: r.group.Name}
+			if isSlice(req) {
+				d.Compute, d.MemoryMB = req.Compute, req.MemoryMB
+			}
 			byGroup[r.group] = d
 			out = append(out, d)
 		}

@@ -105,7 +105,8 @@ func driverAvailable(n *structs.Node, driver string) bool {
 
 // ConstraintFilter rejects nodes that fail one of the job's, group's or
 // tasks' attribute constraints; the reason is the constraint as written.
-// distinct_hosts is left to DistinctHostsFilter.
+// distinct_hosts and distinct_property are left to DistinctHostsFilter and
+// DistinctPropertyFilter.
 type ConstraintFilter struct {
 	constraints []*structs.Constraint
 	checker     *Checker
@@ -115,7 +116,7 @@ type ConstraintFilter struct {
 func NewConstraintFilter(constraints []*structs.Constraint, checker *Checker) *ConstraintFilter {
 	var own []*structs.Constraint
 	for _, c := range constraints {
-		if c.Operand != structs.ConstraintDistinctHosts {
+		if c.Operand != structs.ConstraintDistinctHosts && c.Operand != structs.ConstraintDistinctProperty {
 			own = append(own, c)
 		}
 	}
@@ -129,11 +130,6 @@ func (f *ConstraintFilter) Filter(n *structs.Node) (bool, string) {
 	}
 	resolve := NodeResolver(n)
 	for _, c := range f.constraints {
-		if c.Operand == structs.ConstraintDistinctProperty {
-			// Not implemented in the first cut: refuse rather than
-			// silently ignore what the user asked for.
-			return false, c.String() + " (distinct_property not supported yet)"
-		}
 		if !f.checker.Holds(c.LTarget, c.Operand, c.RTarget, resolve) {
 			return false, c.String()
 		}
@@ -191,7 +187,7 @@ func distinctHosts(cs []*structs.Constraint) *structs.Constraint {
 
 // FilterCandidate implements CandidateFilter.
 func (f *DistinctHostsFilter) FilterCandidate(c *Candidate) (bool, string) {
-	for _, a := range c.Proposed {
+	for _, a := range c.JobAllocs {
 		if a.Namespace == f.namespace && a.JobID == f.jobID && (f.group == "" || a.TaskGroup == f.group) {
 			return false, f.reason
 		}

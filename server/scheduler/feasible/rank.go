@@ -21,13 +21,20 @@ const gpuWeight = 2
 
 // BinPackRank prefers the node left fullest by the placement: the mean of
 // its CPU, memory and (for GPU asks on GPU nodes, weighted by gpuWeight)
-// GPU utilisation after placing.
+// GPU utilisation after placing, slices counted by their compute. With
+// spread set it prefers the emptiest node instead.
 type BinPackRank struct {
-	ask *ask
+	ask    *ask
+	spread bool
 }
 
 // Name implements Ranker.
-func (*BinPackRank) Name() string { return "binpack" }
+func (r *BinPackRank) Name() string {
+	if r.spread {
+		return "spread"
+	}
+	return "binpack"
+}
 
 // Score implements Ranker.
 func (r *BinPackRank) Score(c *Candidate) float64 {
@@ -35,19 +42,18 @@ func (r *BinPackRank) Score(c *Candidate) float64 {
 	if res == nil {
 		return 0
 	}
-	cpu, mem := r.ask.cpu, r.ask.memMB
-	for _, a := range c.Proposed {
-		ac, am := a.Comparable()
-		cpu += ac
-		mem += am
+	u := c.Usage
+	sum := ratio(float64(u.CPU+r.ask.cpu), float64(res.Cpu.CpuShares)) +
+		ratio(float64(u.MemoryMB+r.ask.memMB), float64(res.Memory.MemoryMB))
+	parts := 2.0
+	if total, busy := gpuBusy(c.Node, u); r.ask.gpus > 0 && total > 0 {
+		sum += gpuWeight * ratio(busy+r.ask.gpuShare(), float64(total))
+		parts += gpuWeight
 	}
-	sum := ratio(float64(cpu), float64(res.Cpu.CpuShares)) + ratio(float64(mem), float64(res.Memory.MemoryMB))
-	total, _, busy := gpuUse(c.Node, c.Proposed)
-	if r.ask.gpus == 0 || total == 0 {
-		return sum / 2
+	if r.spread {
+		return 1 - sum/parts
 	}
-	sum += gpuWeight * ratio(float64(busy+r.ask.gpus), float64(total))
-	return sum / (2 + gpuWeight)
+	return sum / parts
 }
 
 // GPUReserveRank keeps GPU nodes for GPU work: for an ask without GPUs it
@@ -60,35 +66,31 @@ func (GPUReserveRank) Name() string { return "gpu-reserve" }
 
 // Score implements Ranker.
 func (GPUReserveRank) Score(c *Candidate) float64 {
-	total, free, _ := gpuUse(c.Node, c.Proposed)
+	total, _ := gpuBusy(c.Node, c.Usage)
 	if total == 0 {
 		return 0
 	}
-	return -float64(free) / float64(total)
+	return -float64(c.Usage.FreeGPUs) / float64(total)
 }
 
-// gpuUse counts a node's GPU instances: all, free and healthy, and held by
-// the allocations given.
-func gpuUse(n *structs.Node, allocs []*structs.Allocation) (total, free, busy int) {
+// gpuBusy counts a node's GPU instances, and how many GPUs' worth of them
+// the usage holds (a slice counts its compute share).
+func gpuBusy(n *structs.Node, u *structs.NodeUsage) (total int, busy float64) {
 	if n.NodeResources == nil {
-		return 0, 0, 0
+		return 0, 0
 	}
-	held := heldDevices(allocs)
 	for _, g := range n.NodeResources.Devices {
 		if g.Type != "gpu" {
 			continue
 		}
+		total += len(g.Instances)
 		for _, inst := range g.Instances {
-			total++
-			switch {
-			case held[inst.ID]:
-				busy++
-			case inst.Healthy:
-				free++
+			if use, ok := u.Devices[inst.ID]; ok {
+				busy += float64(structs.WholeGPU-use.FreeCompute()) / structs.WholeGPU
 			}
 		}
 	}
-	return total, free, busy
+	return total, busy
 }
 
 // JobAntiAffinityRank spreads a group's allocations: a node already
@@ -109,7 +111,7 @@ func (*JobAntiAffinityRank) Name() string { return "job-anti-affinity" }
 // Score implements Ranker.
 func (r *JobAntiAffinityRank) Score(c *Candidate) float64 {
 	collisions := 0
-	for _, a := range c.Proposed {
+	for _, a := range c.JobAllocs {
 		if a.Namespace == r.namespace && a.JobID == r.jobID && a.TaskGroup == r.group {
 			collisions++
 		}

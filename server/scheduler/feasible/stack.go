@@ -1,24 +1,33 @@
 package feasible
 
 import (
+	"fmt"
 	"slices"
 
+	"github.com/droverhq/drover/server/scheduler/frag"
 	"github.com/droverhq/drover/structs"
 )
 
 // maxScoreMeta is how many of the best nodes' scores a metric keeps.
 const maxScoreMeta = 5
 
-// Proposed returns the non-terminal allocations that would be on the node
-// if the plan built so far were applied: those in state, less the ones the
-// plan stops, plus the ones it places.
-type Proposed func(nodeID string) ([]*structs.Allocation, error)
+// DefaultLimit is how many feasible nodes a Stack scores per placement
+// when it may stop early (see Stack.Select).
+const DefaultLimit = 32
 
-// Candidate is a node under consideration for one placement. DeviceFit
-// records the instances it chose; rankers read them.
+// ExplainLimit is how many of the nodes a failed placement's ordered walk
+// skipped (too few GPUs free) it examines to explain the failure, those
+// nearest to fitting first.
+const ExplainLimit = 64
+
+// Candidate is a node under consideration for one placement, with what
+// the node's allocations hold (the plan so far included) and the job's
+// own allocations there. DeviceFit records the instances it chose;
+// rankers read them.
 type Candidate struct {
-	Node     *structs.Node
-	Proposed []*structs.Allocation
+	Node      *structs.Node
+	Usage     *structs.NodeUsage
+	JobAllocs []*structs.Allocation
 
 	chosen [][]instanceRef // per device ask
 	scores []float64       // per ranker
@@ -35,30 +44,89 @@ type Option struct {
 	Score     float64
 }
 
+// Algorithms a Stack ranks with (the operator scheduler configuration's
+// SchedulerAlgorithm).
+const (
+	AlgorithmFGD     = "fgd"     // fragmentation-aware bin-packing (default)
+	AlgorithmBinpack = "binpack" // fill the fullest node
+	AlgorithmSpread  = "spread"  // fill the emptiest node
+)
+
+// StackOption tunes a Stack.
+type StackOption func(*Stack)
+
+// WithAlgorithm sets the ranking algorithm ("" is AlgorithmFGD).
+func WithAlgorithm(name string) StackOption {
+	return func(s *Stack) {
+		if name != "" {
+			s.algorithm = name
+		}
+	}
+}
+
+// WithWorkload sets the GPU workload the fragmentation stage expects
+// more of (by default, the ask itself).
+func WithWorkload(w frag.Workload) StackOption { return func(s *Stack) { s.workload = w } }
+
+// WithLimit sets how many feasible nodes a placement scores before it
+// stops looking; 0 scores every node.
+func WithLimit(n int) StackOption { return func(s *Stack) { s.limit = n } }
+
+// WithCandidateFilter adds a candidate filter built outside the stack: one
+// that counts the whole job's allocations, like distinct_property. If it
+// has a Placed(*structs.Node) method, Select calls it with every node it
+// chooses.
+func WithCandidateFilter(f CandidateFilter) StackOption {
+	return func(s *Stack) { s.candidateFilters = append(s.candidateFilters, f) }
+}
+
+// WithSpreadLive gives the spread stage the nodes of the group's live
+// allocations (one entry per allocation), the plan's included.
+func WithSpreadLive(live []*structs.Node) StackOption {
+	return func(s *Stack) { s.spreadLive = live }
+}
+
+// placedTracker is a stage that counts the placements Select makes.
+type placedTracker interface {
+	Placed(n *structs.Node)
+}
+
+// ranker is a Ranker with its weight in the node's score.
+type ranker struct {
+	Ranker
+	weight float64
+}
+
 // Stack chains the filter, fit and rank stages for one task group. It is
-// built once per group and evaluation, given the nodes once, then asked
-// for one node per placement. Not safe for concurrent use.
+// built once per group and evaluation, then asked for one node per
+// placement. Not safe for concurrent use.
 type Stack struct {
 	ask              *ask
 	seed             string
+	algorithm        string
+	workload         frag.Workload
+	limit            int
 	filters          []Filter
 	candidateFilters []CandidateFilter
 	fits             []Fit
-	rankers          []Ranker
+	rankers          []ranker
 
-	nodes     []*structs.Node     // nodes that passed the filters
-	evaluated int                 // nodes given to SetNodes
-	base      structs.AllocMetric // filter verdicts, copied into every metric
+	verdicts   map[string]string // filter verdict per node ID ("" passes)
+	spreadLive []*structs.Node
+	trackers   []placedTracker
 }
 
 // NewStack assembles the whole chain for one task group of job. seed
 // breaks ties between equally scored nodes (the scheduler passes the eval
 // ID: one evaluation is deterministic, while concurrent ones spread out).
-func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string) *Stack {
+func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...StackOption) *Stack {
 	a := newAsk(job, tg)
 	checker := NewChecker()
 	devices := newDeviceMatcher(a.devices, checker)
-	s := &Stack{ask: a, seed: seed}
+	s := &Stack{ask: a, seed: seed, algorithm: AlgorithmFGD, limit: DefaultLimit, verdicts: map[string]string{}}
+	for _, o := range opts {
+		o(s)
+	}
 
 	s.filters = []Filter{
 		// The node is up, not draining, and eligible.
@@ -77,92 +145,104 @@ func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string) *Stack {
 		s.candidateFilters = append(s.candidateFilters, f)
 	}
 	s.fits = []Fit{
-		// Enough free healthy instances per device request; chooses them,
-		// best-connected first (TopologyPicker).
+		// CPU and memory fit next to what the node holds.
+		&ResourceFit{ask: a},
+		// Enough free healthy instances (or room for the slice) per
+		// device request; chooses them, best-connected first
+		// (TopologyPicker), tightest slice first.
 		&DeviceFit{devices: devices, picker: &TopologyPicker{}},
-		// CPU and memory fit next to what is proposed on the node.
-		newResourceFit(a),
 	}
-	s.rankers = []Ranker{
-		// Fill nodes, GPUs weighted most, before spreading.
-		&BinPackRank{ask: a},
-		// Spread the group's own allocations.
-		NewJobAntiAffinityRank(job, tg),
+	// Fill nodes, GPUs weighted most (or, with "spread", empty ones).
+	s.rank(&BinPackRank{ask: a, spread: s.algorithm == AlgorithmSpread}, 1)
+	// Leave the node and GPUs whose use harms least what the cluster can
+	// still place.
+	if s.algorithm == AlgorithmFGD && a.gpus > 0 {
+		s.rank(newFragRank(a, s.workload), fragWeight)
 	}
+	// Spread the group's own allocations.
+	s.rank(NewJobAntiAffinityRank(job, tg), 1)
 	// Keep GPU nodes free for GPU work.
 	if a.gpus == 0 {
-		s.rankers = append(s.rankers, GPUReserveRank{})
+		s.rank(GPUReserveRank{}, 1)
 	}
 	// The job's, group's and tasks' affinities.
 	if r := NewNodeAffinityRank(a.affinities(), checker); r != nil {
-		s.rankers = append(s.rankers, r)
+		s.rank(r, 1)
+		s.limit = 0 // any node may be the one that matches
 	}
 	// The device requests' affinities, against the chosen instances.
 	if r := newDeviceAffinityRank(a.devices, checker); r != nil {
-		s.rankers = append(s.rankers, r)
+		s.rank(r, 1)
+		s.limit = 0
+	}
+	// The spread blocks' targets over attribute values.
+	if r := NewSpreadRank(job, tg, s.spreadLive); r != nil {
+		s.rank(r, r.StageWeight())
+		s.limit = 0 // any node may hold the value that is short
+	}
+	if s.algorithm == AlgorithmSpread {
+		s.limit = 0
+	}
+	for _, f := range s.candidateFilters {
+		if t, ok := f.(placedTracker); ok {
+			s.trackers = append(s.trackers, t)
+		}
+	}
+	for _, r := range s.rankers {
+		if t, ok := r.Ranker.(placedTracker); ok {
+			s.trackers = append(s.trackers, t)
+		}
 	}
 	return s
 }
 
-// SetNodes runs the filters over nodes and keeps those that pass.
-func (s *Stack) SetNodes(nodes []*structs.Node) {
-	s.nodes = s.nodes[:0]
-	s.evaluated = len(nodes)
-	s.base = structs.AllocMetric{}
-	for _, n := range nodes {
-		if n.Ready() {
-			if s.base.NodesAvailable == nil {
-				s.base.NodesAvailable = map[string]int{}
-			}
-			s.base.NodesAvailable[n.Datacenter]++
-		}
-		if ok, reason := s.filter(n); !ok {
-			s.base.FilterNode(reason)
-			continue
-		}
-		s.nodes = append(s.nodes, n)
-	}
+func (s *Stack) rank(r Ranker, weight float64) {
+	s.rankers = append(s.rankers, ranker{Ranker: r, weight: weight})
 }
 
-func (s *Stack) filter(n *structs.Node) (bool, string) {
-	for _, f := range s.filters {
-		if ok, reason := f.Filter(n); !ok {
-			return false, reason
-		}
+// Order is the order a placement wants candidate nodes in: the fullest
+// that may still fit first. Walks in other orders are View's choice.
+func (s *Stack) Order() Order {
+	switch {
+	case s.limit == 0:
+		return Order{By: OrderAll}
+	case s.ask.sliceCompute > 0 && s.ask.gpus == s.ask.sliceGPUs:
+		return Order{By: OrderFreeCompute, Min: s.ask.sliceCompute}
+	default:
+		return Order{By: OrderFreeGPUs, Min: s.ask.gpus - s.ask.sliceGPUs}
 	}
-	return true, ""
 }
 
 // Select returns the best node for one more allocation of the group, or
 // nil when none fits, with the metric explaining the choice either way.
-// An error comes only from proposed.
-func (s *Stack) Select(proposed Proposed) (*Option, *structs.AllocMetric, error) {
-	m := s.base.Copy()
-	m.NodesEvaluated = s.evaluated
-	var best *Candidate
-	var top []*Candidate
-	for _, n := range s.nodes {
-		allocs, err := proposed(n.ID)
-		if err != nil {
-			return nil, m, err
-		}
-		c := &Candidate{Node: n, Proposed: allocs}
-		if !s.admit(c, m) {
-			continue
-		}
-		s.rank(c)
-		if best == nil || better(c, best) {
-			best = c
-		}
-		top = keepTop(top, c)
+//
+// Nodes come from view in the Stack's Order, fullest first; with a limit,
+// Select stops after scoring that many feasible nodes. When nothing fits,
+// the walk has met every node at or above the order's minimum; the nodes
+// below it cannot hold the GPU ask at all, and up to ExplainLimit of them,
+// those nearest to fitting, are examined to say why (too few GPUs free,
+// too few at all, none of the name). An error comes only from view.
+func (s *Stack) Select(view View) (*Option, *structs.AllocMetric, error) {
+	order := s.Order()
+	best, m, err := s.walk(view, order)
+	if err != nil {
+		return nil, m, err
 	}
-	for _, c := range top {
-		m.ScoreMetaData = append(m.ScoreMetaData, &structs.NodeScoreMeta{
-			NodeID: c.Node.ID, Scores: s.scoreMap(c), NormScore: c.score,
+	if best == nil && order.By != OrderAll {
+		counts := map[belowKey]int{}
+		err := view.Below(order, ExplainLimit, func(n *structs.Node, u *structs.NodeUsage) {
+			counts[s.below(n, u, order)]++
 		})
+		if err != nil {
+			return nil, m, fmt.Errorf("walk nodes below %d: %w", order.Min, err)
+		}
+		s.explainBelow(m, order, counts)
 	}
 	if best == nil {
 		return nil, m, nil
+	}
+	for _, t := range s.trackers {
+		t.Placed(best.Node)
 	}
 	return &Option{
 		Node:      best.Node,
@@ -170,6 +250,119 @@ func (s *Stack) Select(proposed Proposed) (*Option, *structs.AllocMetric, error)
 		Scores:    s.scoreMap(best),
 		Score:     best.score,
 	}, m, nil
+}
+
+// belowKey is why a node below the order's minimum cannot hold the ask,
+// as counts: the node's instances of the GPU name asked, and how many are
+// free.
+type belowKey struct{ matching, free int }
+
+// below explains, from its usage alone, why a node below the order's
+// minimum cannot hold the ask. Formatting waits for explainBelow: a
+// failed placement may meet thousands of such nodes.
+func (s *Stack) below(n *structs.Node, u *structs.NodeUsage, order Order) belowKey {
+	a := s.ask.firstGPU()
+	var k belowKey
+	if n.NodeResources == nil {
+		return k
+	}
+	for _, g := range n.NodeResources.Devices {
+		if !g.Matches(a.vendor, a.typ, a.model) {
+			continue
+		}
+		for _, inst := range g.Instances {
+			k.matching++
+			if inst.Healthy && u.Devices[inst.ID].Free() {
+				k.free++
+			}
+		}
+	}
+	return k
+}
+
+// explainBelow records the nodes below the order's minimum in m: those
+// with no GPU of the name asked as filtered, the others as exhausted,
+// with "node has 4 matching, need 5" when they could never hold the ask.
+func (s *Stack) explainBelow(m *structs.AllocMetric, order Order, counts map[belowKey]int) {
+	name := s.ask.firstGPU().req.Name
+	for k, n := range counts {
+		m.NodesEvaluated += n
+		var reason string
+		switch {
+		case k.matching == 0:
+			reason = fmt.Sprintf("device %s not available", name)
+		case order.By == OrderFreeCompute:
+			reason = fmt.Sprintf("devices: %s: no GPU with %d%% compute free", name, order.Min)
+		case k.matching < order.Min:
+			reason = fmt.Sprintf("devices: %s: node has %d matching, need %d", name, k.matching, order.Min)
+		default:
+			reason = fmt.Sprintf("devices: %s: %d of %d free, need %d", name, k.free, k.matching, order.Min)
+		}
+		for range n {
+			if k.matching == 0 {
+				m.FilterNode(reason)
+			} else {
+				m.ExhaustedNode(reason)
+			}
+		}
+	}
+}
+
+// walk visits nodes in order and returns the best that fits.
+func (s *Stack) walk(view View, order Order) (*Candidate, *structs.AllocMetric, error) {
+	m := &structs.AllocMetric{}
+	var best *Candidate
+	var top []*Candidate
+	found := 0
+	err := view.Walk(order, func(n *structs.Node) bool {
+		m.NodesEvaluated++
+		if order.By == OrderAll && n.Ready() {
+			if m.NodesAvailable == nil {
+				m.NodesAvailable = map[string]int{}
+			}
+			m.NodesAvailable[n.Datacenter]++
+		}
+		if reason := s.verdict(n); reason != "" {
+			m.FilterNode(reason)
+			return true
+		}
+		c := &Candidate{Node: n, Usage: view.Usage(n), JobAllocs: view.JobAllocs(n.ID)}
+		if !s.admit(c, m) {
+			return true
+		}
+		s.score(c)
+		if best == nil || better(c, best) {
+			best = c
+		}
+		top = keepTop(top, c)
+		found++
+		return order.By == OrderAll || s.limit == 0 || found < s.limit
+	})
+	if err != nil {
+		return nil, m, fmt.Errorf("walk nodes: %w", err)
+	}
+	for _, c := range top {
+		m.ScoreMetaData = append(m.ScoreMetaData, &structs.NodeScoreMeta{
+			NodeID: c.Node.ID, Scores: s.scoreMap(c), NormScore: c.score,
+		})
+	}
+	return best, m, nil
+}
+
+// verdict runs the node filters once per node and remembers the answer.
+func (s *Stack) verdict(n *structs.Node) string {
+	if reason, ok := s.verdicts[n.ID]; ok {
+		return reason
+	}
+	reason := ""
+	for _, f := range s.filters {
+		if ok, why := f.Filter(n); !ok {
+			reason = why
+			break
+		}
+	}
+	s.verdicts[n.ID] = reason
+	return reason
 }
 
 // admit runs the candidate filters and fits, recording a rejection in m.
@@ -189,15 +382,16 @@ func (s *Stack) admit(c *Candidate, m *structs.AllocMetric) bool {
 	return true
 }
 
-// rank scores c with every ranker; its score is their mean.
-func (s *Stack) rank(c *Candidate) {
+// score scores c with every ranker; its score is their weighted mean.
+func (s *Stack) score(c *Candidate) {
 	c.scores = make([]float64, len(s.rankers))
-	sum := 0.0
+	sum, weights := 0.0, 0.0
 	for i, r := range s.rankers {
 		c.scores[i] = r.Score(c)
-		sum += c.scores[i]
+		sum += r.weight * c.scores[i]
+		weights += r.weight
 	}
-	c.score = sum / float64(len(s.rankers))
+	c.score = sum / weights
 	c.tie = fnv64a(fnv64a(fnvOffset, s.seed), c.Node.ID)
 }
 
@@ -216,8 +410,8 @@ func fnv64a(h uint64, str string) uint64 {
 func (s *Stack) devices(c *Candidate) map[string][]*structs.AllocatedDeviceResource {
 	out := map[string][]*structs.AllocatedDeviceResource{}
 	for i, chosen := range c.chosen {
-		task := s.ask.devices[i].task
-		out[task] = append(out[task], allocatedDevices(chosen)...)
+		a := s.ask.devices[i]
+		out[a.task] = append(out[a.task], allocatedDevices(chosen, a.req)...)
 	}
 	return out
 }

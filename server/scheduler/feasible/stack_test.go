@@ -75,10 +75,6 @@ func holding(ids ...string) *structs.Allocation {
 	}
 }
 
-func proposedOn(byNode map[string][]*structs.Allocation) Proposed {
-	return func(nodeID string) ([]*structs.Allocation, error) { return byNode[nodeID], nil }
-}
-
 func TestTopologyPicker(t *testing.T) {
 	g := gpuGroup("g", "H100", 8)
 	refs := func(idx ...int) []instanceRef {
@@ -162,12 +158,11 @@ func TestDeviceFitAcrossGroups(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewStack(gpuJob(tt.req), gpuJob(tt.req).TaskGroups[0], "seed")
-			s.SetNodes([]*structs.Node{node})
 			var proposed []*structs.Allocation
 			if tt.held != nil {
 				proposed = append(proposed, holding(tt.held...))
 			}
-			opt, m, err := s.Select(proposedOn(map[string][]*structs.Allocation{"n1": proposed}))
+			opt, m, err := s.Select(newListView([]*structs.Node{node}, map[string][]*structs.Allocation{"n1": proposed}))
 			if err != nil {
 				t.Fatalf("select: %v", err)
 			}
@@ -199,10 +194,9 @@ func TestStackSelectMetrics(t *testing.T) {
 	other := readyNode("other-dc", gpuGroup("o", "H100", 4))
 	other.Datacenter = "dc2"
 	job := gpuJob(&structs.RequestedDevice{Name: "nvidia/gpu", Count: 2})
-	s := NewStack(job, job.TaskGroups[0], "seed")
-	s.SetNodes([]*structs.Node{down, busy, free, other})
-
-	opt, m, err := s.Select(proposedOn(map[string][]*structs.Allocation{"busy": {holding("b-0", "b-1", "b-2")}}))
+	s := NewStack(job, job.TaskGroups[0], "seed", WithLimit(0))
+	view := newListView([]*structs.Node{down, busy, free, other}, map[string][]*structs.Allocation{"busy": {holding("b-0", "b-1", "b-2")}})
+	opt, m, err := s.Select(view)
 	if err != nil {
 		t.Fatalf("select: %v", err)
 	}
@@ -269,8 +263,7 @@ func TestAffinitiesDecide(t *testing.T) {
 			for _, seed := range []string{"s1", "s2", "s3", "s4"} {
 				job := tt.job()
 				s := NewStack(job, job.TaskGroups[0], seed)
-				s.SetNodes([]*structs.Node{h100, a100})
-				opt, _, err := s.Select(proposedOn(nil))
+				opt, _, err := s.Select(newListView([]*structs.Node{h100, a100}, nil))
 				if err != nil || opt == nil {
 					t.Fatalf("select: got %v %v", opt, err)
 				}

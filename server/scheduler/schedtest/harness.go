@@ -99,15 +99,17 @@ func (h *Harness) Process(eval *structs.Evaluation) error {
 
 // SubmitPlan implements scheduler.Planner. Like the leader's applier, it
 // re-checks each node of the plan against the latest state (readiness,
-// structs.AllocsFit, Node.DeviceProblem for new allocations) and commits
-// only the nodes that still fit; if any is refused the result carries a
+// structs.AllocsFit, Node.DeviceProblem for new allocations; in-place
+// updates must still be live there) and commits only the nodes that
+// still fit; if any is refused the result carries a
 // RefreshIndex and a fresh snapshot.
 func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
 	snap, err := h.State.Snapshot()
 	if err != nil {
 		return nil, nil, fmt.Errorf("snapshot: %w", err)
 	}
-	result := &structs.PlanResult{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{}}
+	result := &structs.PlanResult{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{},
+		NodeInPlaceUpdate: map[string][]*structs.Allocation{}}
 	stopping := map[string]bool{}
 	for _, stops := range plan.NodeUpdate {
 		for _, a := range stops {
@@ -131,8 +133,10 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 		}
 		result.NodeUpdate[nodeID] = plan.NodeUpdate[nodeID]
 		result.NodeAllocation[nodeID] = plan.NodeAllocation[nodeID]
+		result.NodeInPlaceUpdate[nodeID] = plan.NodeInPlaceUpdate[nodeID]
 		write = append(write, plan.NodeUpdate[nodeID]...)
 		write = append(write, plan.NodeAllocation[nodeID]...)
+		write = append(write, plan.NodeInPlaceUpdate[nodeID]...)
 	}
 	index := h.NextIndex()
 	if err := h.State.UpsertAllocs(index, write); err != nil {
@@ -161,6 +165,9 @@ func planNodes(plan *structs.Plan) []string {
 	for id := range plan.NodeAllocation {
 		seen[id] = true
 	}
+	for id := range plan.NodeInPlaceUpdate {
+		seen[id] = true
+	}
 	ids := make([]string, 0, len(seen))
 	for id := range seen {
 		ids = append(ids, id)
@@ -172,6 +179,9 @@ func planNodes(plan *structs.Plan) []string {
 // checkNode returns why the node's placements in plan do not fit the
 // latest state, or "". Stops always fit.
 func checkNode(snap *state.StateSnapshot, nodeID string, plan *structs.Plan, stopping map[string]bool) (string, error) {
+	if reason, err := checkInPlace(snap, nodeID, plan.NodeInPlaceUpdate[nodeID]); err != nil || reason != "" {
+		return reason, err
+	}
 	placed := plan.NodeAllocation[nodeID]
 	if len(placed) == 0 {
 		return "", nil
@@ -187,19 +197,39 @@ func checkNode(snap *state.StateSnapshot, nodeID string, plan *structs.Plan, sto
 	if err != nil {
 		return "", fmt.Errorf("read allocs of node %s: %w", nodeID, err)
 	}
+	updated := map[string]bool{}
+	for _, a := range plan.NodeInPlaceUpdate[nodeID] {
+		updated[a.ID] = true
+	}
 	var proposed []*structs.Allocation
 	for _, a := range existing {
-		if !a.TerminalStatus() && !stopping[a.ID] {
+		if !a.TerminalStatus() && !stopping[a.ID] && !updated[a.ID] {
 			proposed = append(proposed, a)
 		}
 	}
 	proposed = append(proposed, placed...)
+	proposed = append(proposed, plan.NodeInPlaceUpdate[nodeID]...)
 	if fit, dim := structs.AllocsFit(node, proposed); !fit {
 		return dim, nil
 	}
 	for _, a := range placed {
 		if p := node.DeviceProblem(a); p != "" {
 			return p, nil
+		}
+	}
+	return "", nil
+}
+
+// checkInPlace returns why in-place updates on nodeID cannot commit: an
+// allocation no longer live there (committing would bring it back).
+func checkInPlace(snap *state.StateSnapshot, nodeID string, updates []*structs.Allocation) (string, error) {
+	for _, u := range updates {
+		a, err := snap.AllocByID(nil, u.ID)
+		if err != nil {
+			return "", fmt.Errorf("read alloc %s: %w", u.ID, err)
+		}
+		if a == nil || a.NodeID != nodeID || u.NodeID != nodeID || a.TerminalStatus() {
+			return fmt.Sprintf("alloc %s to update in place is not live on the node", u.ID), nil
 		}
 	}
 	return "", nil

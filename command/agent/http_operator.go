@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// operatorRoutes serves the cluster-wide settings an operator reads and
+// changes, in Nomad's shapes.
+func (h *httpAPI) operatorRoutes(m *http.ServeMux) {
+	m.HandleFunc("GET /v1/operator/scheduler/configuration", h.wrap(h.schedulerConfigRead))
+	m.HandleFunc("PUT /v1/operator/scheduler/configuration", h.wrap(h.schedulerConfigUpdate))
+	m.HandleFunc("POST /v1/operator/scheduler/configuration", h.wrap(h.schedulerConfigUpdate))
+}
+
+// schedulerConfigRead answers {"SchedulerConfig": {...}, "Index": N, ...}:
+// the configuration the operator set, or the default one.
+func (h *httpAPI) schedulerConfigRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	var index uint64
+	out, err := h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
+		cfg, err := s.SchedulerConfigWatch(ws)
+		if err != nil {
+			return nil, 0, err
+		}
+		index, err = tableIndex(s, state.TableSchedulerConfig)
+		return cfg, index, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := &structs.SchedulerConfigurationResponse{SchedulerConfig: out.(*structs.SchedulerConfiguration)}
+	resp.Index = max(index, 1)
+	resp.KnownLeader = h.b.Leader() != ""
+	resp.LastContact = h.b.LastContact()
+	return resp, nil
+}
+
+// schedulerConfigUpdate takes the configuration as the body and answers
+// {"Updated": bool, "Index": N}. With ?cas=<index> it applies only if the
+// stored configuration is still at that index (0: none set yet).
+func (h *httpAPI) schedulerConfigUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
+	var cfg structs.SchedulerConfiguration
+	if err := decodeBody(r, &cfg); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, errorf(http.StatusBadRequest, "invalid scheduler configuration: %v", err)
+	}
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	req := &structs.SchedulerSetConfigRequest{Config: &cfg, WriteRequest: structs.WriteRequest{Region: o.Region}}
+	if v := r.URL.Query().Get("cas"); v != "" {
+		idx, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "cas %q: not an index", v)
+		}
+		req.CAS, cfg.ModifyIndex = true, idx
+	}
+	var resp structs.SchedulerSetConfigurationResponse
+	if err := h.b.RPC(structs.RPCOperatorSchedulerSetConfiguration, req, &resp); err != nil {
+		return nil, err
+	}
+	h.setMeta(w, resp.Index)
+	return &resp, nil
+}

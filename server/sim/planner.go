@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/server/plan"
+	"github.com/droverhq/drover/server/scheduler"
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// planner is the simulator's scheduler.Planner. It applies plans to the
+// state store as the leader's applier does, minus Raft: every node of a
+// plan is re-checked against a fresh snapshot with plan.Evaluate, the
+// accepted nodes' allocations are stamped and written with the
+// plan-results write (UpsertAllocs) at the next index, and a partial
+// commit answers with a RefreshIndex and a fresh snapshot. Evaluations are
+// written to the store. It records what the current evaluation got.
+//
+// It is used by one goroutine at a time.
+type planner struct {
+	store *state.StateStore
+	index uint64
+	now   func() time.Time
+
+	// What happened since the last reset (one evaluation).
+	committed []*structs.Allocation
+	failed    bool // an eval written with FailedTGAllocs, or a blocked eval
+	rejected  int  // node parts of plans refused by the re-check
+}
+
+var _ scheduler.Planner = (*planner)(nil)
+
+// nextIndex returns the index of the next write.
+func (p *planner) nextIndex() uint64 {
+	p.index++
+	return p.index
+}
+
+// reset forgets what the previous evaluation got.
+func (p *planner) reset() {
+	p.committed = p.committed[:0]
+	p.failed = false
+}
+
+// SubmitPlan implements scheduler.Planner.
+func (p *planner) SubmitPlan(pl *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
+	snap, err := p.store.Snapshot()
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot: %w", err)
+	}
+	verdicts, err := plan.Evaluate(snap, pl)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluate plan of eval %s: %w", pl.EvalID, err)
+	}
+	result := &structs.PlanResult{
+		NodeUpdate:        map[string][]*structs.Allocation{},
+		NodeAllocation:    map[string][]*structs.Allocation{},
+		NodeInPlaceUpdate: map[string][]*structs.Allocation{},
+	}
+	now := p.now().UnixNano()
+	var write, placed []*structs.Allocation
+	for _, v := range verdicts {
+		if v.Reason != "" {
+			p.rejected++
+			result.RejectedNodes = append(result.RejectedNodes, v.NodeID)
+			continue
+		}
+		for _, a := range pl.NodeUpdate[v.NodeID] {
+			c := stamp(a, pl, now)
+			result.NodeUpdate[v.NodeID] = append(result.NodeUpdate[v.NodeID], c)
+			write = append(write, c)
+		}
+		for _, a := range pl.NodeAllocation[v.NodeID] {
+			c := stamp(a, pl, now)
+			result.NodeAllocation[v.NodeID] = append(result.NodeAllocation[v.NodeID], c)
+			write = append(write, c)
+			placed = append(placed, c)
+		}
+		for _, a := range pl.NodeInPlaceUpdate[v.NodeID] {
+			c := stamp(a, pl, now)
+			result.NodeInPlaceUpdate[v.NodeID] = append(result.NodeInPlaceUpdate[v.NodeID], c)
+			write = append(write, c)
+		}
+	}
+	index := p.index // nothing accepted: nothing written
+	if len(write) > 0 {
+		index = p.nextIndex()
+		if err := p.store.UpsertAllocs(index, write); err != nil {
+			return nil, nil, fmt.Errorf("write plan results of eval %s: %w", pl.EvalID, err)
+		}
+	}
+	p.committed = append(p.committed, placed...)
+	result.AllocIndex = index
+	if len(result.RejectedNodes) == 0 {
+		return result, nil, nil
+	}
+	result.RefreshIndex = index
+	fresh, err := p.store.Snapshot()
+	if err != nil {
+		return nil, nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return result, fresh, nil
+}
+
+// stamp returns a copy of a with its times set and the plan's job
+// attached if it has none, as the leader's applier stamps it.
+func stamp(a *structs.Allocation, pl *structs.Plan, now int64) *structs.Allocation {
+	c := a.Copy()
+	c.ModifyTime = now
+	if c.CreateTime == 0 {
+		c.CreateTime = now
+	}
+	if c.Job == nil {
+		c.Job = pl.Job
+	}
+	return c
+}
+
+// UpdateEval implements scheduler.Planner.
+func (p *planner) UpdateEval(eval *structs.Evaluation) error {
+	if len(eval.FailedTGAllocs) > 0 {
+		p.failed = true
+	}
+	return p.writeEval(eval)
+}
+
+// CreateEval implements scheduler.Planner.
+func (p *planner) CreateEval(eval *structs.Evaluation) error {
+	if eval.Status == structs.EvalStatusBlocked {
+		p.failed = true
+	}
+	return p.writeEval(eval)
+}
+
+// ReblockEval implements scheduler.Planner.
+func (p *planner) ReblockEval(eval *structs.Evaluation) error {
+	p.failed = true
+	return p.writeEval(eval)
+}
+
+func (p *planner) writeEval(eval *structs.Evaluation) error {
+	if err := p.store.UpsertEvals(p.nextIndex(), []*structs.Evaluation{eval}); err != nil {
+		return fmt.Errorf("write eval %s: %w", eval.ID, err)
+	}
+	return nil
+}
