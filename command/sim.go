@@ -60,7 +60,9 @@ Options:
     Submit at most n pods.
 
   -policy=<name>
-    Ranking policy: default, binpack, spread or fgd.
+    Ranking policy: binpack, spread or fgd, set as the operator's scheduler
+    configuration; default (the default) sets none, so the scheduler's
+    default algorithm ranks.
 
   -json
     Print one JSON object: placed, failed, gpu_allocation_ratio,

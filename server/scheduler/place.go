@@ -23,7 +23,8 @@ type placer struct {
 	stopping  map[string]bool                  // allocation IDs the plan stops
 	jobAllocs map[string][]*structs.Allocation // the job's, per node, plan applied
 	touched   map[string]*structs.NodeUsage    // usage of nodes the plan changes
-	order     []string                         // touched node IDs, first touch first
+	order     []string                         // touched node IDs with a GPU free or part free
+	full      []string                         // touched node IDs without
 	nodes     map[string]*structs.Node         // touched nodes
 	current   *structs.NodeUsage               // the usage row Walk yielded last
 	errWalk   error
@@ -125,10 +126,31 @@ func (p *placer) touch(nodeID string) (*structs.NodeUsage, error) {
 	return u, nil
 }
 
-// Walk implements feasible.View: first the nodes the plan touched (their
-// place in the state's order is stale), then the state's nodes in order.
-func (p *placer) Walk(order feasible.Order, fn func(*structs.Node) bool) error {
+// compact moves touched nodes whose GPUs are all taken to p.full, so that
+// walks for GPU asks skip them: a job of thousands of allocations would
+// otherwise look at every node it filled, again for every placement.
+func (p *placer) compact() {
+	kept := p.order[:0]
 	for _, id := range p.order {
+		if u := p.touched[id]; u.FreeGPUs == 0 && u.MaxFreeCompute == 0 {
+			p.full = append(p.full, id)
+		} else {
+			kept = append(kept, id)
+		}
+	}
+	p.order = kept
+}
+
+// Walk implements feasible.View: first the nodes the plan touched (their
+// place in the state's order is stale; for a GPU ask, only those with a
+// GPU at least partly free), then the state's nodes in order.
+func (p *placer) Walk(order feasible.Order, fn func(*structs.Node) bool) error {
+	p.compact()
+	touched := p.order
+	if order.By == feasible.OrderAll || order.Min == 0 {
+		touched = append(slices.Clip(p.order), p.full...)
+	}
+	for _, id := range touched {
 		p.current = nil
 		if !fn(p.nodes[id]) {
 			return nil
@@ -176,10 +198,21 @@ func (p *placer) Below(order feasible.Order, limit int, fn func(*structs.Node, *
 		limit--
 		return limit > 0
 	}
+	var err error
 	if order.By == feasible.OrderFreeCompute {
-		return p.state.UsageUnderFreeCompute(order.Min, visit)
+		err = p.state.UsageUnderFreeCompute(order.Min, visit)
+	} else {
+		err = p.state.UsageUnderFreeGPUs(order.Min, visit)
 	}
-	return p.state.UsageUnderFreeGPUs(order.Min, visit)
+	// The touched nodes the walk skipped, all GPUs taken.
+	for _, id := range p.full {
+		if limit <= 0 || order.Min == 0 {
+			break
+		}
+		fn(p.nodes[id], p.touched[id])
+		limit--
+	}
+	return err
 }
 
 // Usage implements feasible.View.
