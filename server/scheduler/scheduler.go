@@ -235,22 +235,32 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	if out.failed, out.queued, err = p.placeAll(job, resched.place); err != nil {
 		return nil, err
 	}
+	if err := submit(s.planner, &s.state, plan, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// submit submits plan unless it changes nothing and records in out whether
+// it fully committed; after a partial commit, *state becomes the fresh
+// snapshot the planner returned, to retry with.
+func submit(planner Planner, state *State, plan *structs.Plan, out *outcome) error {
 	if plan.IsNoOp() {
 		out.committed = true
-		return out, nil
+		return nil
 	}
-	result, fresh, err := s.planner.SubmitPlan(plan)
+	result, fresh, err := planner.SubmitPlan(plan)
 	if err != nil {
-		return nil, fmt.Errorf("submit plan: %w", err)
+		return fmt.Errorf("submit plan: %w", err)
 	}
 	if result != nil && result.RefreshIndex != 0 {
 		if fresh != nil {
-			s.state = fresh
+			*state = fresh
 		}
-		return out, nil
+		return nil
 	}
 	out.committed = true
-	return out, nil
+	return nil
 }
 
 // allocNodes returns the nodes the allocations are on, by ID; a node

@@ -140,20 +140,8 @@ func (s *SystemScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 		return nil, err
 	}
 	out.failed, out.queued = sp.results()
-	if plan.IsNoOp() {
-		out.committed = true
-		return out, nil
+	if err := submit(g.planner, &g.state, plan, out); err != nil {
+		return nil, err
 	}
-	result, fresh, err := g.planner.SubmitPlan(plan)
-	if err != nil {
-		return nil, fmt.Errorf("submit plan: %w", err)
-	}
-	if result != nil && result.RefreshIndex != 0 {
-		if fresh != nil {
-			g.state = fresh
-		}
-		return out, nil
-	}
-	out.committed = true
 	return out, nil
 }
