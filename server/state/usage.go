@@ -102,13 +102,9 @@ func countsForUsage(a *structs.Allocation) bool {
 }
 
 // updateUsage moves a node's usage from old (nil: a new allocation) to
-// cur, both versions of one allocation. It writes only when the
-// allocation starts or stops counting, or changes node.
+// cur, both versions of one allocation.
 func updateUsage(txn *memdb.Txn, old, cur *structs.Allocation) error {
 	before, after := countsForUsage(old), countsForUsage(cur)
-	if before && after && old.NodeID == cur.NodeID && old.AllocatedResources == cur.AllocatedResources {
-		return nil
-	}
 	if before {
 		if err := addUsage(txn, old, -1); err != nil {
 			return err
