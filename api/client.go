@@ -229,7 +229,12 @@ func (c *Client) do(ctx context.Context, r *request) (*http.Response, time.Durat
 		target += "?" + q
 	}
 	var body io.Reader
-	if r.body != nil {
+	contentType := "application/json"
+	switch b := r.body.(type) {
+	case nil:
+	case io.Reader: // sent as it is (snapshot archives)
+		body, contentType = b, "application/octet-stream"
+	default:
 		buf, err := json.Marshal(r.body)
 		if err != nil {
 			return nil, 0, fmt.Errorf("encode %s %s: %w", r.method, r.path, err)
@@ -241,7 +246,7 @@ func (c *Client) do(ctx context.Context, r *request) (*http.Response, time.Durat
 		return nil, 0, fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", contentType)
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)

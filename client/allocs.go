@@ -104,6 +104,8 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		OnUpdate: c.queueUpdate,
 		Logger:   c.logger.Named("alloc"),
 		Store:    c.db,
+		// GPU shares: MPS daemons and limits (gpu_sharing.go).
+		GPUSharing: gpuSharing{c},
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -134,13 +136,14 @@ func (c *Client) restoreRunners() {
 	for _, s := range stored {
 		a := s.Alloc
 		ar, err := allocrunner.New(&allocrunner.Config{
-			Alloc:    a,
-			DataDir:  c.cfg.DataDir,
-			Drivers:  c.drivers,
-			OnUpdate: c.queueUpdate,
-			Logger:   c.logger.Named("alloc"),
-			Store:    c.db,
-			Restore:  &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
+			Alloc:      a,
+			DataDir:    c.cfg.DataDir,
+			Drivers:    c.drivers,
+			OnUpdate:   c.queueUpdate,
+			Logger:     c.logger.Named("alloc"),
+			Store:      c.db,
+			Restore:    &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
+			GPUSharing: gpuSharing{c},
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation", "alloc_id", a.ID, "error", err)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +31,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/client/devices/sharing"
 	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/client/mps"
 	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/rawexec"
@@ -64,6 +67,11 @@ type Config struct {
 	Meta     map[string]string
 	// SimulatedGPUs are added to the GPUs NVML finds.
 	SimulatedGPUs []simulated.Config
+	// GPUSharing is how the node lets allocations share its GPUs (the
+	// agent's gpu_sharing block); MPSControl is the MPS control program
+	// ("" is nvidia-cuda-mps-control in PATH).
+	GPUSharing sharing.Policy
+	MPSControl string
 	// DevMode with no GPU found and none simulated simulates DevGPUs GPUs
 	// (DevGPUModel).
 	DevMode bool
@@ -100,6 +108,7 @@ type Client struct {
 	drivers map[string]drivers.Driver
 	rpc     *rpcPool
 	db      *state.DB
+	mps     *mps.Manager // MPS daemons of GPUs shared in mps mode
 
 	nodeMu sync.Mutex
 	node   *structs.Node
@@ -152,6 +161,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	c.db = db
+	c.mps = mps.New(mps.Config{Dir: filepath.Join(c.cfg.DataDir, "mps"), Control: c.cfg.MPSControl, Logger: c.logger.Named("mps")})
 	ctx, cancel := context.WithCancel(context.Background())
 	node, err := c.buildNode(ctx)
 	if err != nil {
@@ -239,6 +249,9 @@ func (c *Client) Shutdown() error {
 			c.allocMu.Unlock()
 			for _, r := range runners {
 				<-r.ar.WaitCh()
+			}
+			if err := c.mps.Close(); err != nil {
+				c.logger.Warn("stopping MPS daemons", "error", err)
 			}
 		}
 		c.stopUpdater()

@@ -38,8 +38,11 @@ type fakeServer struct {
 	updateCalls   int
 	refuseUpdates bool
 	breakUpdates  int
-	// follower makes every call answer "not the leader".
-	follower bool
+	// follower makes every call answer "not the leader"; leaderless
+	// makes every call answer "no cluster leader" (a server cut off).
+	follower, leaderless bool
+	// servers is what Register and UpdateStatus answer in Servers.
+	servers []string
 	// getAllocsCalls counts Node.GetAllocs answers.
 	getAllocsCalls int
 }
@@ -56,10 +59,17 @@ func (s *fakeServer) rewind(index uint64, forget ...string) {
 	}
 }
 
-func (s *fakeServer) isFollower() bool {
+// refusal is the error a follower or leaderless server answers, or nil.
+func (s *fakeServer) refusal() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.follower
+	switch {
+	case s.follower:
+		return structs.ErrNotLeader
+	case s.leaderless:
+		return fmt.Errorf("forward: %w", structs.ErrNoLeader)
+	}
+	return nil
 }
 
 func newFakeServer(t *testing.T, ttl time.Duration) *fakeServer {
@@ -189,8 +199,8 @@ func (s *fakeServer) updatesFor(id string) []*structs.Allocation {
 type fakeNodeEndpoint struct{ s *fakeServer }
 
 func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
-	if e.s.isFollower() {
-		return structs.ErrNotLeader
+	if err := e.s.refusal(); err != nil {
+		return err
 	}
 	s := e.s
 	s.mu.Lock()
@@ -203,13 +213,14 @@ func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *st
 	s.nodes[n.ID] = n
 	s.registers++
 	reply.HeartbeatTTL = s.ttl
+	reply.Servers = s.servers
 	reply.Index = s.bumpLocked()
 	return nil
 }
 
 func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
-	if e.s.isFollower() {
-		return structs.ErrNotLeader
+	if err := e.s.refusal(); err != nil {
+		return err
 	}
 	s := e.s
 	s.mu.Lock()
@@ -219,13 +230,14 @@ func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, r
 	}
 	s.heartbeats++
 	reply.HeartbeatTTL = s.ttl
+	reply.Servers = s.servers
 	reply.Index = s.index
 	return nil
 }
 
 func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
-	if e.s.isFollower() {
-		return structs.ErrNotLeader
+	if err := e.s.refusal(); err != nil {
+		return err
 	}
 	s := e.s
 	deadline := time.After(min(args.MaxQueryTime, 5*time.Minute))
@@ -262,8 +274,8 @@ func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *s
 }
 
 func (e *fakeNodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-	if e.s.isFollower() {
-		return structs.ErrNotLeader
+	if err := e.s.refusal(); err != nil {
+		return err
 	}
 	s := e.s
 	s.mu.Lock()

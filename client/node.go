@@ -14,8 +14,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/droverhq/drover/client/devices/nvidia"
+	"github.com/droverhq/drover/client/devices/sharing"
 	"github.com/droverhq/drover/client/devices/simulated"
 	"github.com/droverhq/drover/client/fingerprint"
+	"github.com/droverhq/drover/client/mps"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -110,6 +112,10 @@ func (c *Client) fingerprintGPUs(nodeName string) []*structs.NodeDeviceResource 
 	if sim := simulated.Devices(nodeName, simCfgs...); len(sim) > 0 {
 		c.logger.Info("simulated GPUs", "count", countInstances(sim))
 		devices = append(devices, sim...)
+	}
+	// Label every GPU with how it may be shared (gpu_sharing).
+	for _, w := range sharing.Apply(devices, c.cfg.GPUSharing, sharing.Host{MPS: mps.Available(c.cfg.MPSControl)}) {
+		c.logger.Warn(w)
 	}
 	return devices
 }

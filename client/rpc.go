@@ -21,12 +21,16 @@ const dialTimeout = 5 * time.Second
 
 // rpcPool is the client's connection to the servers: one net/rpc
 // connection at a time (calls are multiplexed on it), to the first server
-// in the list that answers. A transport error drops the connection and
-// moves on to the next server; errors the server returned are passed
-// through and keep the connection, except "not the leader", which sends
-// the call on to the next server. A server that does not answer within
-// the pool's timeout counts as broken: a wedged server or a connection
-// that died silently must not hold heartbeats until TCP gives up.
+// in the list that answers. Any server serves any call: a follower
+// forwards it to the leader. A transport error drops the connection and
+// the call moves on to the next server (every client call is safe to
+// send twice); errors the server returned are passed through and keep
+// the connection, except "not the leader" and "no cluster leader" (a
+// server cut off from the others, or one that lost its leadership under
+// the call), which also send the call on to the next server. A server
+// that does not answer within the pool's timeout counts as broken: a
+// wedged server or a connection that died silently must not hold
+// heartbeats until TCP gives up.
 type rpcPool struct {
 	logger hclog.Logger
 	// timeout bounds waiting for one answer; a server that does not
@@ -75,9 +79,9 @@ func (p *rpcPool) callBlocking(ctx context.Context, wait time.Duration, method s
 	return p.callWithin(ctx, timeout, method, args, reply)
 }
 
-// callWithin is call with its own timeout. A server that answers that it
-// is not the leader cannot serve the client (servers do not forward
-// node RPCs), so the call moves on to the next server, trying each once.
+// callWithin is call with its own timeout. A call that fails on one
+// server for a reason another server may not share (see rpcPool) moves
+// on to the next server, trying each once.
 func (p *rpcPool) callWithin(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
 	p.mu.Lock()
 	tries := max(len(p.servers), 1)
@@ -85,17 +89,40 @@ func (p *rpcPool) callWithin(ctx context.Context, timeout time.Duration, method 
 	for {
 		err := p.callOnce(ctx, timeout, method, args, reply)
 		tries--
-		if err == nil || tries == 0 || !isNotLeader(err) {
+		if err == nil || tries == 0 || ctx.Err() != nil || !tryNextServer(err) {
 			return err
 		}
+		p.logger.Debug("trying the next server", "method", method, "error", err)
 	}
 }
 
-// isNotLeader reports whether err is a server's "not the leader" answer
-// (net/rpc carries only its text).
-func isNotLeader(err error) bool {
+// errNoServer is a call that reached no server at all: every one was
+// dialed, so there is no next one to try.
+var errNoServer = errors.New("no server reachable")
+
+// tryNextServer reports whether a call that failed with err may succeed
+// on another server: the server is not the leader or knows none (net/rpc
+// carries only the text), or the connection failed.
+func tryNextServer(err error) bool {
 	var serverErr rpc.ServerError
-	return errors.As(err, &serverErr) && strings.Contains(string(serverErr), structs.ErrNotLeader.Error())
+	switch {
+	case errors.Is(err, errNoServer), errors.Is(err, structs.ErrShuttingDown):
+		return false
+	case errors.As(err, &serverErr):
+		return isLeaderless(err)
+	}
+	return true
+}
+
+// isLeaderless reports whether err is a server's "not the leader" or "no
+// cluster leader" answer.
+func isLeaderless(err error) bool {
+	var serverErr rpc.ServerError
+	if !errors.As(err, &serverErr) {
+		return false
+	}
+	msg := string(serverErr)
+	return strings.Contains(msg, structs.ErrNotLeader.Error()) || strings.Contains(msg, structs.ErrNoLeader.Error())
 }
 
 func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
@@ -121,7 +148,7 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 	}
 	if err := call.Error; err != nil {
 		var serverErr rpc.ServerError
-		if !errors.As(err, &serverErr) || isNotLeader(err) {
+		if !errors.As(err, &serverErr) || isLeaderless(err) {
 			p.drop(c, err)
 		}
 		return fmt.Errorf("%s: %w", method, err)
@@ -156,7 +183,7 @@ func (p *rpcPool) client(ctx context.Context) (*rpc.Client, error) {
 		p.logger.Debug("connected to server", "addr", addr)
 		return c, nil
 	}
-	return nil, fmt.Errorf("no server reachable: %w", errors.Join(errs...))
+	return nil, fmt.Errorf("%w: %w", errNoServer, errors.Join(errs...))
 }
 
 // drop forgets a broken connection; the next call tries the next server.

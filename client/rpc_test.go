@@ -91,25 +91,37 @@ func wedgedServer(t *testing.T) string {
 }
 
 // TestRPCPoolGivesUpOnSilentServer: a server that never answers is
-// dropped after the pool's timeout and the next call goes to the next
+// dropped after the pool's timeout and the call moves on to the next
 // server, instead of every call hanging on the dead one.
 func TestRPCPoolGivesUpOnSilentServer(t *testing.T) {
 	good := newFakeServer(t, time.Second)
-	p := newRPCPool([]string{wedgedServer(t), good.addr()}, 100*time.Millisecond, nil)
+	const timeout = 100 * time.Millisecond
+	p := newRPCPool([]string{wedgedServer(t), good.addr()}, timeout, nil)
 	defer p.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	node := &structs.Node{ID: structs.GenerateUUID()}
 	var resp structs.NodeUpdateResponse
-	err := p.call(ctx, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp)
-	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "no answer") {
-		t.Fatalf("call to the silent server = %v, want a 'no answer' error before the test's deadline", err)
+	start := time.Now()
+	if err := p.call(ctx, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp); err != nil {
+		t.Fatalf("call = %v, want it answered by the second server after the first timed out", err)
+	}
+	if took := time.Since(start); took < timeout {
+		t.Errorf("call took %v, want at least the silent server's timeout %v", took, timeout)
 	}
 	if err := p.call(ctx, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp); err != nil {
-		t.Fatalf("next call = %v, want it answered by the other server", err)
+		t.Fatalf("next call = %v, want it answered by the second server", err)
 	}
-	if r, _ := good.counts(); r != 1 {
-		t.Errorf("good server saw %d registrations, want 1", r)
+	if r, _ := good.counts(); r != 2 {
+		t.Errorf("good server saw %d registrations, want 2", r)
+	}
+
+	// With only the silent server, the call fails with a 'no answer' error.
+	alone := newRPCPool([]string{wedgedServer(t)}, timeout, nil)
+	defer alone.close()
+	err := alone.call(ctx, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "no answer") {
+		t.Fatalf("call to a lone silent server = %v, want a 'no answer' error before the test's deadline", err)
 	}
 
 	// A blocking query may take its wait, and a little more.
@@ -120,9 +132,9 @@ func TestRPCPoolGivesUpOnSilentServer(t *testing.T) {
 	}
 }
 
-// TestRPCPoolMovesOnFromFollower: servers do not forward node RPCs, so
-// a "not the leader" answer sends the call to the next server at once,
-// and later calls stay there.
+// TestRPCPoolMovesOnFromFollower: a "not the leader" answer (a server
+// that lost its leadership under the call, or one that cannot forward)
+// sends the call to the next server at once, and later calls stay there.
 func TestRPCPoolMovesOnFromFollower(t *testing.T) {
 	follower, leader := newFakeServer(t, time.Second), newFakeServer(t, time.Second)
 	follower.set(func(s *fakeServer) { s.follower = true })
@@ -143,7 +155,7 @@ func TestRPCPoolMovesOnFromFollower(t *testing.T) {
 	leader.set(func(s *fakeServer) { s.follower = true })
 	var resp structs.NodeUpdateResponse
 	err := p.call(context.Background(), structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp)
-	if !isNotLeader(errors.Unwrap(err)) {
+	if !isLeaderless(errors.Unwrap(err)) {
 		t.Errorf("call with only followers = %v, want not the leader", err)
 	}
 }

@@ -83,6 +83,45 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		},
 		"operator scheduler get-config": func() (cli.Command, error) { return &OperatorSchedulerGetConfigCommand{Meta: m}, nil },
 		"operator scheduler set-config": func() (cli.Command, error) { return &OperatorSchedulerSetConfigCommand{Meta: m}, nil },
+
+		"namespace": func() (cli.Command, error) {
+			return &groupCommand{name: "namespace", synopsis: "Create, inspect and delete namespaces"}, nil
+		},
+		"namespace apply":  func() (cli.Command, error) { return &NamespaceApplyCommand{Meta: m}, nil },
+		"namespace list":   func() (cli.Command, error) { return &NamespaceListCommand{Meta: m}, nil },
+		"namespace status": func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: m}, nil },
+		"namespace delete": func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: m}, nil },
+		"quota": func() (cli.Command, error) {
+			return &groupCommand{name: "quota", synopsis: "Cap what namespaces' allocations hold: GPUs, GPU memory, cpu, memory"}, nil
+		},
+		"quota apply":  func() (cli.Command, error) { return &QuotaApplyCommand{Meta: m}, nil },
+		"quota list":   func() (cli.Command, error) { return &QuotaListCommand{Meta: m}, nil },
+		"quota status": func() (cli.Command, error) { return &QuotaStatusCommand{Meta: m}, nil },
+		"quota delete": func() (cli.Command, error) { return &QuotaDeleteCommand{Meta: m}, nil },
+		"queue": func() (cli.Command, error) {
+			return &groupCommand{name: "queue", synopsis: "Create, inspect and delete fair-share queues"}, nil
+		},
+		"queue apply":  func() (cli.Command, error) { return &QueueApplyCommand{Meta: m}, nil },
+		"queue list":   func() (cli.Command, error) { return &QueueListCommand{Meta: m}, nil },
+		"queue status": func() (cli.Command, error) { return &QueueStatusCommand{Meta: m}, nil },
+		"queue delete": func() (cli.Command, error) { return &QueueDeleteCommand{Meta: m}, nil },
+		"operator raft": func() (cli.Command, error) {
+			return &groupCommand{name: "operator raft", synopsis: "Inspect and change the Raft configuration"}, nil
+		},
+		"operator raft list-peers":  func() (cli.Command, error) { return &OperatorRaftListPeersCommand{Meta: m}, nil },
+		"operator raft remove-peer": func() (cli.Command, error) { return &OperatorRaftRemovePeerCommand{Meta: m}, nil },
+		"server": func() (cli.Command, error) {
+			return &groupCommand{name: "server", synopsis: "Join, list and remove servers"}, nil
+		},
+		"server members":     func() (cli.Command, error) { return &ServerMembersCommand{Meta: m}, nil },
+		"server join":        func() (cli.Command, error) { return &ServerJoinCommand{Meta: m}, nil },
+		"server force-leave": func() (cli.Command, error) { return &ServerForceLeaveCommand{Meta: m}, nil },
+		"operator snapshot": func() (cli.Command, error) {
+			return &groupCommand{name: "operator snapshot", synopsis: "Save, restore and inspect snapshots of the cluster's state"}, nil
+		},
+		"operator snapshot save":    func() (cli.Command, error) { return &OperatorSnapshotSaveCommand{Meta: m}, nil },
+		"operator snapshot restore": func() (cli.Command, error) { return &OperatorSnapshotRestoreCommand{Meta: m}, nil },
+		"operator snapshot inspect": func() (cli.Command, error) { return &OperatorSnapshotInspectCommand{Meta: m}, nil },
 	}
 }
 

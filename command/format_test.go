@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -304,5 +305,32 @@ func TestEventDescription(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestMetricReasonsGang(t *testing.T) {
+	// A group that fitted but waits for its gang says only that.
+	got := metricReasons(&structs.AllocMetric{Gang: `gang "ddp": group "ps" would have 0 of the 1 allocations it needs together`})
+	want := []string{`Waiting as a gang: gang "ddp": group "ps" would have 0 of the 1 allocations it needs together`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestFormatPlanPreemptions(t *testing.T) {
+	resp := &structs.JobPlanResponse{
+		Diff:       &structs.JobDiff{Type: structs.DiffTypeAdded},
+		Placements: []*structs.PlannedAlloc{{Name: "high.train[0]", TaskGroup: "train", NodeID: "5e6f7a8b-0000", NodeName: "gpu-1", GPUs: []string{"GPU-0"}}},
+		Preemptions: []*structs.PlannedAlloc{{JobID: "low", Name: "low.work[1]", TaskGroup: "work", NodeID: "5e6f7a8b-0000",
+			NodeName: "gpu-1", GPUs: []string{"GPU-0"}, Reason: "preempted by ..."}},
+	}
+	out := formatPlan("high", resp, nil, false)
+	for _, want := range []string{"Preemptions (1):", `  ! low.work[1] (job "low") on node 5e6f7a8b (gpu-1), GPUs GPU-0`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, `Task Group: "work"`) {
+		t.Errorf("the victim's group is listed as the job's own:\n%s", out)
 	}
 }

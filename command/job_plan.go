@@ -50,6 +50,7 @@ func (c *JobPlanCommand) Run(args []string) int {
 	if !ok {
 		return exitError
 	}
+	c.applyNamespace(job) // namespace.go
 	client, ok := c.clientOrFail()
 	if !ok {
 		return exitError
@@ -101,6 +102,12 @@ func formatPlan(jobID string, resp *structs.JobPlanResponse, diff []string, verb
 	}
 	for _, g := range planGroups(resp) {
 		b.WriteString("\n" + formatPlanGroup(g, resp, verbose))
+	}
+	if len(resp.Preemptions) > 0 {
+		fmt.Fprintf(&b, "\nPreemptions (%d):\n", len(resp.Preemptions))
+		for _, p := range resp.Preemptions {
+			fmt.Fprintf(&b, "  ! %s (job %q) on node %s (%s)%s\n", p.Name, p.JobID, shortID(p.NodeID, verbose), p.NodeName, gpuSuffix(p.GPUs))
+		}
 	}
 	b.WriteString("\nScheduler dry-run:\n")
 	if len(resp.FailedTGAllocs) == 0 {

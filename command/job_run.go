@@ -61,6 +61,7 @@ func (c *JobRunCommand) Run(args []string) int {
 	if !ok {
 		return exitError
 	}
+	c.applyNamespace(job) // namespace.go
 	client, ok := c.clientOrFail()
 	if !ok {
 		return exitError

@@ -38,7 +38,7 @@ func placementFailures(failed map[string]*structs.AllocMetric) []string {
 // filtered (by class, constraint or other reason) or out of resources.
 func metricReasons(m *structs.AllocMetric) []string {
 	var out []string
-	if m.NodesEvaluated == 0 && m.NodesFiltered == 0 && m.NodesExhausted == 0 {
+	if m.NodesEvaluated == 0 && m.NodesFiltered == 0 && m.NodesExhausted == 0 && m.Gang == "" && m.Queue == "" {
 		out = append(out, "No nodes were eligible for evaluation")
 	}
 	for _, dc := range sortedKeys(m.NodesAvailable) {
@@ -63,6 +63,15 @@ func metricReasons(m *structs.AllocMetric) []string {
 	}
 	for _, class := range sortedKeys(m.ClassExhausted) {
 		out = append(out, fmt.Sprintf("Class %q exhausted on %s", class, plural(m.ClassExhausted[class], "node")))
+	}
+	for _, q := range m.QuotaExhausted {
+		out = append(out, "Quota limit hit: "+q)
+	}
+	if m.Queue != "" {
+		out = append(out, "Waiting in its queue: "+m.Queue)
+	}
+	if m.Gang != "" {
+		out = append(out, "Waiting as a gang: "+m.Gang)
 	}
 	return out
 }
@@ -94,6 +103,16 @@ func gpuWait(failed map[string]*structs.AllocMetric) (busy, short bool) {
 	return busy, short
 }
 
+// quotaWait reports whether a quota held placements back.
+func quotaWait(failed map[string]*structs.AllocMetric) bool {
+	for _, m := range failed {
+		if m != nil && len(m.QuotaExhausted) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func mentionsGPU(s string) bool {
 	s = strings.ToLower(s)
 	return strings.Contains(s, "gpu") || strings.Contains(s, "device")
@@ -104,6 +123,8 @@ func mentionsGPU(s string) bool {
 func blockedNote(blockedEvalID string, failed map[string]*structs.AllocMetric, verbose bool) []string {
 	lines := []string{fmt.Sprintf("Evaluation %q waiting for additional capacity to place remainder", shortID(blockedEvalID, verbose))}
 	switch busy, short := gpuWait(failed); {
+	case quotaWait(failed):
+		lines = append(lines, "The job is waiting for its namespace's quota: it will be placed when the quota is raised or the namespace's allocations free enough of it.")
 	case busy:
 		lines = append(lines, "The job is waiting for GPUs: it will be placed when a node has enough matching GPUs free.")
 	case short:

@@ -54,6 +54,21 @@ func TestParseErrors(t *testing.T) {
 			want: `job.hcl:7,9: Unsupported argument; An argument named "cpus" is not expected here. Did you mean "cpu"?`,
 		},
 		{
+			name: "gang min above count",
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  group \"g\" {\n    count = 2\n    gang {\n      min = 3\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:5,5: Invalid gang block; gang min 3 exceeds the group's count 2.`,
+		},
+		{
+			name: "gang without min",
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  group \"g\" {\n    count = 2\n    gang {\n      timeout = \"10m\"\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:5,5: Missing gang min; A gang block needs min: how many of the group's allocations must be placed together.`,
+		},
+		{
+			name: "gang bad timeout",
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  group \"g\" {\n    count = 2\n    gang {\n      min = 1\n      timeout = \"soon\"\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: "job.hcl:7,17: ...",
+		},
+		{
 			name: "unknown block",
 			src:  inTask("resource {\n      }"),
 			want: `job.hcl:6,7: Unsupported block type; Blocks of type "resource" are not expected here. Did you mean "resources"?`,

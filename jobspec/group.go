@@ -26,6 +26,9 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	}
 	tg.ReschedulePolicy = d.groupReschedule(c, jobResched, jobType)
 	tg.Update = d.groupUpdate(c, jobUpdate)
+	if g := d.single(c, "gang"); g != nil {
+		tg.Gang = d.gang(g, tg.Count)
+	}
 	tasks := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
@@ -46,6 +49,45 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 		d.errorf(b.DefRange, "Missing task", "Group %q must define at least one task block.", tg.Name)
 	}
 	return tg
+}
+
+// gang decodes a gang block (Drover's all-or-nothing placement); min
+// is required, the timeout defaults, and the result is checked against
+// the group's count.
+func (d *decoder) gang(b *hcl.Block, count int) *structs.Gang {
+	g := &structs.Gang{}
+	before := len(d.diags)
+	c := d.content(b.Body, gangSchema)
+	if c.Attributes["min"] == nil {
+		d.errorf(b.DefRange, "Missing gang min", "A gang block needs min: how many of the group's allocations must be placed together.")
+	}
+	for _, a := range sortedAttrs(c.Attributes) {
+		switch a.Name {
+		case "name":
+			if v, ok := d.str(a); ok {
+				g.Name = v
+			}
+		case "min":
+			if n, ok := d.integer(a, 1, math.MaxInt32); ok {
+				g.Min = int(n)
+			}
+		case "timeout":
+			if v, ok := d.duration(a); ok {
+				g.Timeout = v
+			}
+		}
+	}
+	g.Canonicalize()
+	if len(d.diags) == before {
+		if err := g.Validate(count); err != nil {
+			var lines []string
+			flattenJoined(err, "", &lines)
+			for _, line := range lines {
+				d.errorf(b.DefRange, "Invalid gang block", "%s.", line)
+			}
+		}
+	}
+	return g
 }
 
 var restartModes = []string{structs.RestartModeFail, structs.RestartModeDelay}

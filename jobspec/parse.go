@@ -138,8 +138,22 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 			}
 		case "namespace":
 			j.Namespace, _ = d.str(a)
+		case "queue":
+			if q, ok := d.str(a); ok && q != "" && !structs.ValidQueueName(q) {
+				d.errorf(a.Expr.Range(), "Invalid queue name", "queue = %q: want 1 to 128 letters, digits or dashes.", q)
+			} else {
+				j.Queue = q
+			}
 		case "region":
 			j.Region, _ = d.str(a)
+		case "preemptible":
+			if v, ok := d.boolean(a); ok {
+				j.Preemptible = &v
+			}
+		case "max_run_time":
+			if v, ok := d.duration(a); ok {
+				j.MaxRunTime = v
+			}
 		}
 	}
 	j.Meta = d.stringMap(c, "meta")

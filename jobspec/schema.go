@@ -35,7 +35,7 @@ var (
 		unsupported: []string{"variable", "variables", "locals"},
 	}
 	jobSchema = &schema{
-		attrs: []string{"type", "datacenters", "priority", "namespace", "region", "meta"},
+		attrs: []string{"type", "datacenters", "priority", "namespace", "queue", "region", "meta", "preemptible", "max_run_time"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("group", "name"), block("constraint"), block("affinity"), block("meta"),
 			block("reschedule"), block("spread"), block("update"),
@@ -43,20 +43,23 @@ var (
 		unsupported: []string{
 			"periodic", "parameterized", "multiregion",
 			"migrate", "vault", "consul", "ui", "all_at_once", "node_pool", "vault_token",
-			"consul_token", "consul_namespace", "queue",
+			"consul_token", "consul_namespace",
 		},
 	}
 	groupSchema = &schema{
 		attrs: []string{"count", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
-			block("reschedule"), block("spread"), block("update"),
+			block("reschedule"), block("spread"), block("update"), block("gang"),
 		},
 		unsupported: []string{
 			"network", "service", "volume", "ephemeral_disk",
-			"migrate", "scaling", "disconnect", "consul", "gang", "max_client_disconnect",
+			"migrate", "scaling", "disconnect", "consul", "max_client_disconnect",
 			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
 		},
+	}
+	gangSchema = &schema{
+		attrs: []string{"name", "min", "timeout"},
 	}
 	restartSchema = &schema{
 		attrs:       []string{"attempts", "interval", "delay", "mode"},

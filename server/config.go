@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/serf/serf"
 
 	"github.com/droverhq/drover/server/scheduler"
 )
@@ -12,8 +13,17 @@ import (
 // Defaults for a Config's zero fields.
 const (
 	DefaultRPCPort       = 4647
+	DefaultSerfPort      = 4648
 	DefaultNumSchedulers = 2
 	DefaultHeartbeatTTL  = 10 * time.Second
+	// DefaultDeadServerTimeout is how long a server may be failed (or
+	// missing from serf) before the leader removes it from Raft.
+	DefaultDeadServerTimeout = 10 * time.Minute
+	// DefaultRetryJoinInterval is the wait between retry_join attempts.
+	DefaultRetryJoinInterval = 30 * time.Second
+	// defaultReconcileInterval is how often the leader reconciles serf
+	// membership with the Raft configuration besides on serf events.
+	defaultReconcileInterval = 10 * time.Second
 )
 
 // evalTriggerFailedFollowUp is the trigger of the evaluation that retries
@@ -47,17 +57,54 @@ type Config struct {
 	DataDir string
 	// RPCAddr is where RPC and Raft listen; port 0 picks a free one.
 	RPCAddr *net.TCPAddr
-	// BootstrapExpect is the cluster size to bootstrap; 1 for dev.
+	// SerfAddr is where the serf LAN pool gossips (TCP and UDP). nil: the
+	// RPC address's IP at DefaultSerfPort, or a free port when the RPC
+	// port is 0 (tests); port 0 picks a free one.
+	SerfAddr *net.TCPAddr
+	// BootstrapExpect is the cluster size to bootstrap: 1 bootstraps a
+	// lone server at once (dev); N > 1 waits until N servers of the region
+	// are in serf and none has Raft state; 0 never bootstraps (the server
+	// joins an existing cluster).
 	BootstrapExpect int
+	// RetryJoin lists serf addresses ("host:port", or "host" for
+	// DefaultSerfPort) to join at start, retried every RetryJoinInterval
+	// until one join succeeds or RetryJoinMaxAttempts (0: no limit) fail.
+	RetryJoin            []string
+	RetryJoinInterval    time.Duration
+	RetryJoinMaxAttempts int
+	// DeadServerTimeout is how long a server may be failed, or missing
+	// from serf, before the leader removes it from the Raft configuration.
+	DeadServerTimeout time.Duration
 	// NumSchedulers is how many scheduler workers run on the leader.
 	NumSchedulers int
+	// RaftSnapshotThreshold, RaftSnapshotInterval and RaftTrailingLogs
+	// set raft.Config's SnapshotThreshold, SnapshotInterval and
+	// TrailingLogs: every interval Raft snapshots the FSM when at least
+	// threshold entries came since the last snapshot, and compacts the
+	// log, keeping the last TrailingLogs entries. 0 keeps Raft's default.
+	RaftSnapshotThreshold uint64
+	RaftSnapshotInterval  time.Duration
+	RaftTrailingLogs      uint64
 	// HeartbeatTTL is how long a node may go without a heartbeat before
 	// it is marked down.
 	HeartbeatTTL time.Duration
 	// FailoverHeartbeatTTL is the first TTL a new leader gives every ready
 	// node, so clients have time to find it (default 5 x HeartbeatTTL).
 	FailoverHeartbeatTTL time.Duration
-	Logger               hclog.Logger
+	// RPCHoldTimeout is how long a request waits for a leader (through an
+	// election, retrying with backoff) before it fails with "no cluster
+	// leader" (default DefaultRPCHoldTimeout).
+	RPCHoldTimeout time.Duration
+	Logger         hclog.Logger
+
+	// reconcileInterval overrides defaultReconcileInterval (tests).
+	reconcileInterval time.Duration
+	// serfTuning, when set (tests), adjusts the serf and memberlist
+	// configuration before serf starts, e.g. to shorten its timings.
+	serfTuning func(*serf.Config)
+	// partition, when set (tests), cuts this server off from chosen peers:
+	// see peerFilter.
+	partition *peerFilter
 
 	// schedulerOptions are passed to every scheduler the workers create
 	// (tests shorten the reschedule delays with them).
@@ -79,11 +126,30 @@ func (c *Config) withDefaults() *Config {
 	if out.RPCAddr == nil {
 		out.RPCAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: DefaultRPCPort}
 	}
+	if out.SerfAddr == nil {
+		port := DefaultSerfPort
+		if out.RPCAddr.Port == 0 {
+			port = 0
+		}
+		out.SerfAddr = &net.TCPAddr{IP: out.RPCAddr.IP, Port: port}
+	}
+	if out.RetryJoinInterval <= 0 {
+		out.RetryJoinInterval = DefaultRetryJoinInterval
+	}
+	if out.DeadServerTimeout <= 0 {
+		out.DeadServerTimeout = DefaultDeadServerTimeout
+	}
+	if out.reconcileInterval <= 0 {
+		out.reconcileInterval = defaultReconcileInterval
+	}
 	if out.NumSchedulers <= 0 {
 		out.NumSchedulers = DefaultNumSchedulers
 	}
 	if out.HeartbeatTTL <= 0 {
 		out.HeartbeatTTL = DefaultHeartbeatTTL
+	}
+	if out.RPCHoldTimeout <= 0 {
+		out.RPCHoldTimeout = DefaultRPCHoldTimeout
 	}
 	if out.FailoverHeartbeatTTL <= 0 {
 		out.FailoverHeartbeatTTL = 5 * out.HeartbeatTTL

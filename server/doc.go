@@ -2,7 +2,48 @@
 // file snapshots, a network transport multiplexed on the RPC port), serves
 // the RPC endpoints (Status, Node, Job) over TCP and in process, and runs
 // the leader's duties: the eval broker and blocked evals, the plan
-// applier, scheduler workers, and node heartbeat timers.
+// applier, scheduler workers, node heartbeat timers, and keeping the Raft
+// configuration in step with the servers' serf LAN pool (serf.go,
+// membership.go), through which servers find each other, bootstrap a
+// cluster of bootstrap_expect servers, and notice failures.
+//
+// # The RPC port
+//
+// One TCP port carries every server's traffic. The first byte of a
+// connection picks the protocol (structs.RPCType*):
+//
+//	0x01 RPCTypeRPC        net/rpc with the msgpack codec, one call at a
+//	                       time per sequence number (clients use it)
+//	0x02 RPCTypeRaft       hashicorp/raft's network transport (raft.go)
+//	0x03 RPCTypeMultiplex  a hashicorp/yamux session; every stream the
+//	                       dialer opens carries one net/rpc exchange
+//	                       with the msgpack codec
+//
+// Servers call each other on multiplexed sessions: the connection pool
+// (pool.go) keeps one session per peer, opens a stream per call, and
+// closes a session whose call failed in transport. Raft keeps its own
+// connections of type 0x02 on the same port.
+//
+// # Forwarding and retries
+//
+// Every endpoint starts with s.forward (forward.go). A write, or a read
+// without AllowStale, is served by the leader: a follower sends it there
+// on the pool and returns the leader's answer. A stale read is served
+// from the local state, with QueryMeta saying how long ago this server
+// heard from the leader and whether it knows one. While there is no
+// leader, or the one asked answers that it no longer leads, the request
+// waits with backoff and tries again for up to Config.RPCHoldTimeout
+// (5 s), then fails with structs.ErrNoLeader. A request whose outcome is
+// unknown (the leader died or lost its leadership after it took it) is
+// tried again only if it is a read or an idempotent write
+// (idempotentWrites); other writes fail with structs.ErrOutcomeUnknown,
+// so no caller is told "done" for a lost write. In-process calls
+// (Server.RPC, used by the HTTP API) go through the same path and are
+// also retried when this server lost its leadership under them.
+// Server.ReadBarrier gives the HTTP API's reads without ?stale the
+// leader's freshness on a follower: it asks the leader for its latest
+// index (Status.ReadIndex, after a quorum check) and waits for the local
+// state to reach it.
 //
 // Decisions live in the packages it wires (state, fsm, broker, plan,
 // scheduler); this package moves requests and evaluations between them and

@@ -24,8 +24,8 @@ type allocEndpoint struct{ srv *Server }
 func (e *allocEndpoint) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCAllocStop, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCAllocStop, args, reply); done {
+		return err
 	}
 	if args.AllocID == "" {
 		return fmt.Errorf("stop allocation: missing allocation ID: %w", structs.ErrInvalid)

@@ -17,8 +17,8 @@ type jobEndpoint struct{ srv *Server }
 func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobRegister, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCJobRegister, args, reply); done {
+		return err
 	}
 	if args.Job == nil {
 		return fmt.Errorf("register job: missing job: %w", structs.ErrInvalid)
@@ -30,6 +30,12 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", structs.ErrInvalid, err)
+	}
+	if err := s.checkNamespace(job.Namespace); err != nil { // endpoint_namespace.go
+		return err
+	}
+	if err := s.checkQueue(job.Queue); err != nil { // endpoint_queue.go
+		return err
 	}
 	// The job types accepted are those the scheduler supports.
 	if _, err := scheduler.New(job.Type, nil, nil, nil); errors.Is(err, scheduler.ErrNotSupported) {
@@ -61,8 +67,8 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobDeregister, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCJobDeregister, args, reply); done {
+		return err
 	}
 	if args.JobID == "" {
 		return fmt.Errorf("deregister job: missing job ID: %w", structs.ErrInvalid)

@@ -17,6 +17,9 @@ import (
 func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobPlan, &err)
+	if done, err := s.forward(structs.RPCJobPlan, args, reply); done {
+		return err
+	}
 	if args.Job == nil {
 		return fmt.Errorf("plan job: missing job: %w", structs.ErrInvalid)
 	}
@@ -116,7 +119,7 @@ func (p *dryRunPlanner) ReblockEval(*structs.Evaluation) error { return nil }
 // fill turns what was recorded into the response.
 func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 	ann := &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}}
-	reply.Placements, reply.Stops = []*structs.PlannedAlloc{}, []*structs.PlannedAlloc{}
+	reply.Placements, reply.Stops, reply.Preemptions = []*structs.PlannedAlloc{}, []*structs.PlannedAlloc{}, []*structs.PlannedAlloc{}
 	group := func(name string) *structs.DesiredUpdates {
 		if ann.DesiredTGUpdates[name] == nil {
 			ann.DesiredTGUpdates[name] = &structs.DesiredUpdates{}
@@ -129,6 +132,13 @@ func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 		replaced := map[string]bool{}
 		for _, allocs := range plan.NodeUpdate {
 			for _, a := range allocs {
+				if a.PreemptedByAllocation != "" {
+					reply.Preemptions = append(reply.Preemptions, &structs.PlannedAlloc{
+						JobID: a.JobID, Name: a.Name, TaskGroup: a.TaskGroup, NodeID: a.NodeID, NodeName: a.NodeName,
+						AllocID: a.ID, GPUs: a.DeviceIDs(), Reason: a.DesiredDescription,
+					})
+					continue
+				}
 				if a.DesiredDescription == scheduler.DescUpdated {
 					group(a.TaskGroup).DestructiveUpdate++
 					replaced[a.Name] = true
@@ -161,6 +171,7 @@ func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 	byName := func(a, b *structs.PlannedAlloc) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortFunc(reply.Placements, byName)
 	slices.SortFunc(reply.Stops, byName)
+	slices.SortFunc(reply.Preemptions, byName)
 	reply.Annotations = ann
 	if p.eval != nil {
 		reply.FailedTGAllocs = p.eval.FailedTGAllocs

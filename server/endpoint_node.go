@@ -24,8 +24,8 @@ type nodeEndpoint struct{ srv *Server }
 func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeRegister, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCNodeRegister, args, reply); done {
+		return err
 	}
 	if args.Node == nil || args.Node.ID == "" {
 		return fmt.Errorf("register node: missing node ID: %w", structs.ErrInvalid)
@@ -86,8 +86,8 @@ func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *struct
 func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeUpdateStatus, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCNodeUpdateStatus, args, reply); done {
+		return err
 	}
 	status := args.Status
 	if status == "" {
@@ -135,9 +135,16 @@ func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply
 	return nil
 }
 
+// fillNodeResponse answers a registration or heartbeat with the TTL, the
+// RPC addresses of every server in the Raft configuration (so that a
+// client configured with one server learns the others and can fail over
+// to them), and the index.
 func (s *Server) fillNodeResponse(reply *structs.NodeUpdateResponse, index uint64) {
 	reply.HeartbeatTTL = s.config.HeartbeatTTL
-	reply.Servers = []string{s.advertise.String()}
+	reply.Servers = s.Peers()
+	if len(reply.Servers) == 0 {
+		reply.Servers = []string{s.advertise.String()}
+	}
 	if index == 0 {
 		index, _ = s.State().Index(state.TableNodes)
 	}
@@ -149,6 +156,9 @@ func (s *Server) fillNodeResponse(reply *structs.NodeUpdateResponse, index uint6
 func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeGetAllocs, &err)
+	if done, err := s.forward(structs.RPCNodeGetAllocs, args, reply); done {
+		return err
+	}
 	if args.NodeID == "" {
 		return fmt.Errorf("get allocs: missing node ID: %w", structs.ErrInvalid)
 	}
@@ -177,8 +187,7 @@ func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *struc
 	}
 	reply.Allocs = allocs
 	reply.Index = index
-	reply.LastContact = s.LastContact()
-	reply.KnownLeader = s.Leader() != ""
+	s.setQueryMeta(&reply.QueryMeta)
 	return nil
 }
 
@@ -206,8 +215,8 @@ func allocsIndex(st *state.StateStore, allocs []*structs.Allocation) (uint64, er
 func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeUpdateAlloc, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCNodeUpdateAlloc, args, reply); done {
+		return err
 	}
 	if len(args.Alloc) == 0 {
 		return fmt.Errorf("update allocs: no allocations: %w", structs.ErrInvalid)

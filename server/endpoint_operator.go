@@ -20,6 +20,9 @@ type operatorEndpoint struct{ srv *Server }
 func (e *operatorEndpoint) SchedulerGetConfiguration(args *structs.SchedulerConfigurationRequest, reply *structs.SchedulerConfigurationResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCOperatorSchedulerGetConfiguration, &err)
+	if done, err := s.forward(structs.RPCOperatorSchedulerGetConfiguration, args, reply); done {
+		return err
+	}
 	wait := args.MaxQueryTime
 	if wait <= 0 || wait > maxQueryTime {
 		wait = maxQueryTime
@@ -40,8 +43,7 @@ func (e *operatorEndpoint) SchedulerGetConfiguration(args *structs.SchedulerConf
 	}
 	reply.SchedulerConfig = cfg.Copy()
 	reply.Index = index
-	reply.LastContact = s.LastContact()
-	reply.KnownLeader = s.Leader() != ""
+	s.setQueryMeta(&reply.QueryMeta)
 	return nil
 }
 
@@ -51,8 +53,8 @@ func (e *operatorEndpoint) SchedulerGetConfiguration(args *structs.SchedulerConf
 func (e *operatorEndpoint) SchedulerSetConfiguration(args *structs.SchedulerSetConfigRequest, reply *structs.SchedulerSetConfigurationResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCOperatorSchedulerSetConfiguration, &err)
-	if !s.IsLeader() {
-		return structs.ErrNotLeader
+	if done, err := s.forward(structs.RPCOperatorSchedulerSetConfiguration, args, reply); done {
+		return err
 	}
 	if args.Config == nil {
 		return fmt.Errorf("set scheduler configuration: missing configuration: %w", structs.ErrInvalid)

@@ -51,6 +51,8 @@ func (s *Server) followLeadership(leaderCh <-chan bool, start func() (stop func(
 				stop()
 				stop = nil
 			}
+		case op := <-s.leaderOps:
+			stop = s.runLeaderOp(op, stop, start)
 		}
 	}
 }
@@ -86,6 +88,10 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		}
 	}
 
+	// Requests wait (forward) until the state has caught up: a new leader
+	// that answered before its barrier could miss entries it applies next.
+	s.leaderReady.Store(true)
+	defer s.leaderReady.Store(false)
 	s.broker.SetEnabled(true)
 	s.blocked.SetEnabled(true)
 	s.heartbeats.setEnabled(true)
@@ -116,6 +122,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	run(s.reapHeartbeats)
 	run(s.reapFailedEvals)
 	run(s.reapCancelledEvals)
+	run(s.reconcileMembers)
 	for i := range s.config.NumSchedulers {
 		w := &worker{srv: s, logger: s.logger.Named("worker").With("worker", i)}
 		run(w.run)

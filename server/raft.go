@@ -35,6 +35,9 @@ type raftLayer struct {
 	connCh    chan net.Conn
 	closeOnce sync.Once
 	closeCh   chan struct{}
+	// dial opens connections to peers (the server's dialPeer); nil dials
+	// directly.
+	dial func(addr string, timeout time.Duration) (net.Conn, error)
 }
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
@@ -74,8 +77,13 @@ func (l *raftLayer) Addr() net.Addr { return l.addr }
 
 // Dial implements raft.StreamLayer.
 func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.Dial("tcp", string(address))
+	dial := l.dial
+	if dial == nil {
+		dial = func(addr string, timeout time.Duration) (net.Conn, error) {
+			return net.DialTimeout("tcp", addr, timeout)
+		}
+	}
+	conn, err := dial(string(address), timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +96,8 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 
 // setupRaft opens the log and snapshot stores under DataDir/raft, creates
 // the transport on the raft layer, bootstraps a lone server's
-// configuration on first start, and starts raft.
+// configuration on first start, and starts raft. A server expecting more
+// servers bootstraps later, in maybeBootstrap.
 func (s *Server) setupRaft() error {
 	dir := filepath.Join(s.config.DataDir, "raft")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -118,19 +127,33 @@ func (s *Server) setupRaft() error {
 	conf.ElectionTimeout = raftElectionTimeout
 	conf.LeaderLeaseTimeout = raftLeaderLeaseTimeout
 	conf.CommitTimeout = raftCommitTimeout
+	if s.config.RaftSnapshotThreshold > 0 {
+		conf.SnapshotThreshold = s.config.RaftSnapshotThreshold
+	}
+	if s.config.RaftSnapshotInterval > 0 {
+		conf.SnapshotInterval = s.config.RaftSnapshotInterval
+	}
+	if s.config.RaftTrailingLogs > 0 {
+		conf.TrailingLogs = s.config.RaftTrailingLogs
+	}
 
-	if s.config.BootstrapExpect == 1 {
-		has, err := raft.HasExistingState(s.raftStore, s.raftStore, snaps)
-		if err != nil {
-			return fmt.Errorf("read raft state: %w", err)
-		}
-		if !has {
-			servers := raft.Configuration{Servers: []raft.Server{{
-				Suffrage: raft.Voter, ID: conf.LocalID, Address: s.raftTransport.LocalAddr(),
-			}}}
-			if err := raft.BootstrapCluster(conf, s.raftStore, s.raftStore, snaps, s.raftTransport, servers); err != nil {
-				return fmt.Errorf("bootstrap raft: %w", err)
-			}
+	// A lone server (BootstrapExpect 1) bootstraps here, on first start;
+	// a cluster bootstraps once its servers meet in serf (maybeBootstrap);
+	// a server with Raft state, or told to expect none, never does.
+	s.raftID = conf.LocalID
+	has, err := raft.HasExistingState(s.raftStore, s.raftStore, snaps)
+	if err != nil {
+		return fmt.Errorf("read raft state: %w", err)
+	}
+	if has || s.config.BootstrapExpect <= 1 {
+		s.bootstrapped.Store(true)
+	}
+	if s.config.BootstrapExpect == 1 && !has {
+		servers := raft.Configuration{Servers: []raft.Server{{
+			Suffrage: raft.Voter, ID: conf.LocalID, Address: s.raftTransport.LocalAddr(),
+		}}}
+		if err := raft.BootstrapCluster(conf, s.raftStore, s.raftStore, snaps, s.raftTransport, servers); err != nil {
+			return fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
 	s.raft, err = raft.NewRaft(conf, s.fsm, s.raftStore, s.raftStore, snaps, s.raftTransport)
@@ -169,7 +192,10 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		switch {
-		case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost):
+		case errors.Is(err, raft.ErrLeadershipLost):
+			// The entry may still commit under the next leader.
+			return 0, fmt.Errorf("raft apply: %w (%v)", structs.ErrOutcomeUnknown, err)
+		case errors.Is(err, raft.ErrNotLeader):
 			return 0, fmt.Errorf("raft apply: %w (%v)", structs.ErrNotLeader, err)
 		case errors.Is(err, raft.ErrRaftShutdown):
 			return 0, fmt.Errorf("raft apply: %w", structs.ErrShuttingDown)

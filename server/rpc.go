@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/hashicorp/yamux"
+
 	"github.com/droverhq/drover/structs"
 )
 
@@ -26,7 +28,12 @@ func (s *Server) setupRPC() error {
 		"Job":    &jobEndpoint{srv: s},
 		"Alloc":  &allocEndpoint{srv: s},
 
-		"Operator": &operatorEndpoint{srv: s},
+		"Operator":  &operatorEndpoint{srv: s},
+		"Namespace": &namespaceEndpoint{srv: s},
+		"Quota":     &quotaEndpoint{srv: s},
+		"Queue":     &queueEndpoint{srv: s},
+		"Cluster":   &clusterEndpoint{srv: s},
+		"Snapshot":  &snapshotEndpoint{srv: s},
 	}
 	s.rpcServer = rpc.NewServer()
 	for name, svc := range services {
@@ -82,12 +89,41 @@ func (s *Server) handleConn(conn net.Conn) {
 	switch kind[0] {
 	case structs.RPCTypeRPC:
 		s.rpcServer.ServeCodec(structs.NewRPCServerCodec(conn))
+	case structs.RPCTypeMultiplex:
+		s.serveMultiplex(conn)
 	case structs.RPCTypeRaft:
 		s.untrackConn(conn) // raft's transport owns and closes it now
 		s.raftLayer.Handoff(conn)
 	default:
 		s.logger.Warn("unknown connection type", "remote", conn.RemoteAddr(), "type", kind[0])
 		_ = conn.Close()
+	}
+}
+
+// serveMultiplex serves a yamux session: each stream the peer opens is
+// one net/rpc connection. Closing conn (Shutdown does) ends the session,
+// its streams and so every goroutine started here.
+func (s *Server) serveMultiplex(conn net.Conn) {
+	sess, err := yamux.Server(conn, yamuxConfig(s.logger))
+	if err != nil {
+		s.logger.Error("start multiplexed session", "remote", conn.RemoteAddr(), "error", err)
+		_ = conn.Close()
+		return
+	}
+	defer sess.Close()
+	for {
+		stream, err := sess.Accept()
+		if err != nil {
+			if !sess.IsClosed() {
+				s.logger.Debug("accept stream", "remote", conn.RemoteAddr(), "error", err)
+			}
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.rpcServer.ServeCodec(structs.NewRPCServerCodec(stream))
+		}()
 	}
 }
 
@@ -150,8 +186,16 @@ func rpcMethods(services map[string]any) map[string]rpcMethod {
 
 // RPC calls an endpoint in process, as a remote client would over TCP but
 // without encoding: errors keep their identity (errors.Is works). args may
-// be given by value or by pointer; reply must be a pointer.
+// be given by value or by pointer; reply must be a pointer. The endpoint
+// forwards to the leader as it does for a remote caller; a call that
+// this server served as the leader and that failed because it lost its
+// leadership meanwhile is tried again (forward.go: retryLocal).
 func (s *Server) RPC(method string, args, reply any) error {
+	return s.retryLocal(method, args, reply, func() error { return s.callLocal(method, args, reply) })
+}
+
+// callLocal is one in-process call of an endpoint.
+func (s *Server) callLocal(method string, args, reply any) error {
 	m, ok := s.methods[method]
 	if !ok {
 		return fmt.Errorf("rpc %s: unknown method: %w", method, structs.ErrInvalid)

@@ -7,15 +7,18 @@ import (
 	"net/rpc"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/hashicorp/serf/serf"
 
 	"github.com/droverhq/drover/server/broker"
 	"github.com/droverhq/drover/server/fsm"
 	"github.com/droverhq/drover/server/plan"
+	"github.com/droverhq/drover/server/scheduler/feasible"
 	"github.com/droverhq/drover/server/state"
 )
 
@@ -37,12 +40,32 @@ type Server struct {
 	methods   map[string]rpcMethod
 	connsMu   sync.Mutex
 	conns     map[net.Conn]struct{} // nil once shutting down
+	pool      *connPool             // sessions to the other servers (forward.go)
+	startedAt time.Time
 
 	broker     *broker.EvalBroker
 	blocked    *broker.BlockedEvals
 	applier    *plan.Applier
 	heartbeats *heartbeats
 	notifier   *notifier
+	// nodeCache keeps the scheduler workers' node verdicts across evals.
+	nodeCache *feasible.NodeCache
+
+	raftID       raft.ServerID
+	bootstrapped atomic.Bool // a BootstrapExpect > 1 bootstrap is done or not needed
+	// leaderReady is set while this server leads with its state caught up
+	// (after the leader's barrier): until then requests wait as if there
+	// were no leader.
+	leaderReady atomic.Bool
+	serf        *serf.Serf
+	serfAddr    net.Addr
+	serfEvents  chan serf.Event
+	serfWG      sync.WaitGroup // serf event loop and retry_join
+	reconcileCh chan struct{}  // serf changes for the leader's reconciliation
+
+	// leaderOps carries work to run with the leader's duties stopped
+	// (snapshot restore) to the leadership monitor.
+	leaderOps chan leaderOp
 
 	shutdownCh   chan struct{}
 	shutdownOnce sync.Once
@@ -70,10 +93,17 @@ func NewServer(cfg *Config) (*Server, error) {
 		logger:     cfg.Logger.Named("server"),
 		conns:      map[net.Conn]struct{}{},
 		shutdownCh: make(chan struct{}),
+		serfEvents: make(chan serf.Event, serfEventChSize),
+		// one pending wake-up for the leader's reconciliation is enough
+		reconcileCh: make(chan struct{}, 1),
+		startedAt:   time.Now(),
+		leaderOps:   make(chan leaderOp),
 	}
+	s.pool = newConnPool(s.logger.Named("pool"), s.dialPeer, forwardDialTimeout)
 	s.broker = broker.NewEvalBroker(evalNackTimeout, evalDeliveryLimit, s.logger.Named("broker"))
 	s.blocked = broker.NewBlockedEvals(s.broker, s.logger.Named("blocked_evals"))
 	s.heartbeats = newHeartbeats()
+	s.nodeCache = feasible.NewNodeCache()
 	s.notifier = &notifier{broker: s.broker, blocked: s.blocked}
 	s.applier = plan.NewApplier(applyFunc(s.raftApply), stateSource{s}, s.logger.Named("plan"))
 
@@ -98,12 +128,16 @@ func (s *Server) start() error {
 	s.listener = ln
 	s.advertise = advertiseAddr(ln.Addr().(*net.TCPAddr))
 	s.raftLayer = newRaftLayer(s.advertise)
+	s.raftLayer.dial = s.dialPeer
 	if err := s.setupRPC(); err != nil {
 		return err
 	}
 	s.wg.Add(1)
 	go s.acceptLoop()
 	if err := s.setupRaft(); err != nil {
+		return err
+	}
+	if err := s.setupSerf(); err != nil {
 		return err
 	}
 	s.monitorWG.Add(1)
@@ -127,7 +161,9 @@ func (s *Server) Shutdown() error {
 		s.logger.Info("shutting down")
 		close(s.shutdownCh)
 		s.monitorWG.Wait()
-		var errs []error
+		serfErr := s.shutdownSerf()
+		s.pool.Close()
+		errs := []error{serfErr}
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				errs = append(errs, fmt.Errorf("shut down raft: %w", err))
@@ -189,14 +225,14 @@ func (s *Server) Peers() []string {
 func (s *Server) RPCAddr() net.Addr { return s.advertise }
 
 // LastContact returns how long ago this server heard from the leader: 0
-// on the leader or when it never has.
+// on the leader, the server's uptime when it never has.
 func (s *Server) LastContact() time.Duration {
 	if s.IsLeader() {
 		return 0
 	}
 	last := s.raft.LastContact()
 	if last.IsZero() {
-		return 0
+		return time.Since(s.startedAt)
 	}
 	return time.Since(last)
 }

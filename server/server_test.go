@@ -396,10 +396,15 @@ func TestServer_NotLeaderRefusesWrites(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.BootstrapExpect = 0 // never elects itself
+	cfg.RPCHoldTimeout = 200 * time.Millisecond
 	s := startServer(t, cfg)
+	start := time.Now()
 	err := s.RPC(structs.RPCJobRegister, &structs.JobRegisterRequest{Job: gpuJob("j", structs.JobTypeBatch, 1, 1)}, &structs.JobRegisterResponse{})
-	if !errors.Is(err, structs.ErrNotLeader) {
-		t.Errorf("Job.Register on a follower = %v, want %v", err, structs.ErrNotLeader)
+	if !errors.Is(err, structs.ErrNoLeader) {
+		t.Errorf("Job.Register without a leader = %v, want %v", err, structs.ErrNoLeader)
+	}
+	if took := time.Since(start); took < cfg.RPCHoldTimeout || took > cfg.RPCHoldTimeout+time.Second {
+		t.Errorf("Job.Register without a leader failed after %v, want about the hold timeout %v", took, cfg.RPCHoldTimeout)
 	}
 	if s.IsLeader() || s.Leader() != "" {
 		t.Errorf("IsLeader %t, Leader %q; want no leader", s.IsLeader(), s.Leader())

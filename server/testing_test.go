@@ -25,6 +25,7 @@ func testConfig(t *testing.T) *Config {
 		NodeName:        "server-1",
 		DataDir:         t.TempDir(),
 		RPCAddr:         &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)},
+		SerfAddr:        &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)},
 		BootstrapExpect: 1,
 		NumSchedulers:   2,
 		HeartbeatTTL:    10 * time.Second,

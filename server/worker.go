@@ -29,6 +29,13 @@ func (w *worker) run(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		if ctx.Err() != nil {
+			// The duties are stopping: the broker hands out ready
+			// evaluations before it looks at ctx, and a backlog must
+			// not hold a stepping-down leader for minutes.
+			_ = w.srv.broker.Nack(eval.ID, token)
+			return
+		}
 		logger := w.logger.With("eval_id", eval.ID, "job_id", eval.JobID)
 		if err := w.process(ctx, eval, token); err != nil {
 			logger.Warn("evaluation not processed, nacking", "error", err)
@@ -51,7 +58,8 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation, token st
 		return err
 	}
 	p := &evalPlanner{ctx: ctx, srv: w.srv, evalID: eval.ID, token: token, snapshotIndex: index}
-	sched, err := scheduler.New(eval.Type, w.logger, snap, p, w.srv.config.schedulerOptions...)
+	opts := append([]scheduler.Option{scheduler.WithNodeCache(w.srv.nodeCache)}, w.srv.config.schedulerOptions...)
+	sched, err := scheduler.New(eval.Type, w.logger, snap, p, opts...)
 	if errors.Is(err, scheduler.ErrNotSupported) || errors.Is(err, scheduler.ErrUnknownType) {
 		failed := eval.Copy()
 		failed.Status = structs.EvalStatusFailed

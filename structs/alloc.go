@@ -60,9 +60,14 @@ type Allocation struct {
 
 	DesiredStatus      string
 	DesiredDescription string
-	ClientStatus       string
-	ClientDescription  string
-	TaskStates         map[string]*TaskState
+	// PreemptedByAllocation is the allocation whose placement stopped
+	// this one; PreemptedAllocations are those this one's placement
+	// stopped (structs/preempt.go).
+	PreemptedByAllocation string
+	PreemptedAllocations  []string
+	ClientStatus          string
+	ClientDescription     string
+	TaskStates            map[string]*TaskState
 
 	CreateIndex      uint64
 	ModifyIndex      uint64
@@ -208,6 +213,7 @@ func (a *Allocation) Copy() *Allocation {
 	c := *a
 	c.AllocatedResources = a.AllocatedResources.Copy()
 	c.Metrics = a.Metrics.Copy()
+	c.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {
@@ -276,13 +282,18 @@ type AllocListStub struct {
 	AllocatedResources *AllocatedResources
 	DesiredStatus      string
 	DesiredDescription string
-	ClientStatus       string
-	ClientDescription  string
-	TaskStates         map[string]*TaskState
-	CreateIndex        uint64
-	ModifyIndex        uint64
-	CreateTime         int64
-	ModifyTime         int64
+	// PreemptedByAllocation is the allocation whose placement stopped
+	// this one; PreemptedAllocations are those this one's placement
+	// stopped (structs/preempt.go).
+	PreemptedByAllocation string
+	PreemptedAllocations  []string
+	ClientStatus          string
+	ClientDescription     string
+	TaskStates            map[string]*TaskState
+	CreateIndex           uint64
+	ModifyIndex           uint64
+	CreateTime            int64
+	ModifyTime            int64
 }
 
 // Stub returns the allocation's list stub.

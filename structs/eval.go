@@ -114,9 +114,20 @@ type AllocMetric struct {
 	NodesExhausted     int
 	ClassExhausted     map[string]int
 	DimensionExhausted map[string]int // "cpu", "memory", "devices: ..."
-	ScoreMetaData      []*NodeScoreMeta
-	AllocationTime     time.Duration
-	CoalescedFailures  int
+	// QuotaExhausted lists why placements that fit a node were refused by
+	// the namespace's quota (`quota "q" exhausted: gpu 2 of 2 used, need
+	// 1`), as Nomad's field of that name.
+	QuotaExhausted []string
+	// Queue says why a fair-share queue held a placement back
+	// (Drover's): the queue is at its maximum, or past its fair share
+	// while another queue waits.
+	Queue string
+	// Gang says why a gang's placements were held back (Drover's; see
+	// structs.Gang): some group of it would not reach its min.
+	Gang              string
+	ScoreMetaData     []*NodeScoreMeta
+	AllocationTime    time.Duration
+	CoalescedFailures int
 }
 
 // NodeScoreMeta is one node's scores.
@@ -161,6 +172,7 @@ func (m *AllocMetric) Copy() *AllocMetric {
 	c.ConstraintFiltered = maps.Clone(m.ConstraintFiltered)
 	c.ClassExhausted = maps.Clone(m.ClassExhausted)
 	c.DimensionExhausted = maps.Clone(m.DimensionExhausted)
+	c.QuotaExhausted = slices.Clone(m.QuotaExhausted)
 	c.ScoreMetaData = slices.Clone(m.ScoreMetaData)
 	return &c
 }
@@ -181,6 +193,13 @@ type Plan struct {
 	NodeInPlaceUpdate map[string][]*Allocation
 	// SnapshotIndex is the state index the plan was computed from.
 	SnapshotIndex uint64
+	// AllAtOnce asks the applier to commit the whole plan or nothing (a
+	// gang's placements, structs.Gang), never a part.
+	AllAtOnce bool
+	// Reservation, when set, is stored for the plan's waiting gang;
+	// ReleaseReservation drops the job's reservation (structs.Reservation).
+	Reservation        *Reservation
+	ReleaseReservation bool
 }
 
 // AppendStoppedAlloc adds a stop of alloc to the plan.
@@ -219,7 +238,8 @@ func (p *Plan) AppendInPlaceUpdate(alloc *Allocation, job *Job) {
 
 // IsNoOp reports whether the plan changes nothing.
 func (p *Plan) IsNoOp() bool {
-	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodeInPlaceUpdate) == 0
+	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodeInPlaceUpdate) == 0 &&
+		p.Reservation == nil && !p.ReleaseReservation
 }
 
 // PlanResult is what the plan applier committed.

@@ -46,8 +46,11 @@ const (
 // scheduled together under one ID. Field names and JSON shapes follow
 // Nomad's /v1 API so that Nomad clients can read and write them.
 type Job struct {
-	Region      string
-	Namespace   string
+	Region    string
+	Namespace string
+	// Queue is the fair-share queue the job's work waits in ("" is
+	// DefaultQueue; structs/queue.go).
+	Queue       string
 	ID          string
 	Name        string
 	Type        string
@@ -61,6 +64,16 @@ type Job struct {
 	// Update is the rolling update strategy its groups inherit (a service
 	// job without one gets DefaultUpdateStrategy; structs/update.go).
 	Update *UpdateStrategy
+
+	// MaxRunTime, when set, bounds how long each allocation's tasks run:
+	// the client kills them past it (the allocation fails). A job that
+	// declares one may backfill GPUs a waiting gang has reserved, when it
+	// will end before the gang can start (Drover's; structs/reservation.go).
+	MaxRunTime time.Duration
+
+	// Preemptible false keeps higher-priority jobs from preempting the
+	// job's allocations (Drover's; nil means true, see structs/preempt.go).
+	Preemptible *bool
 
 	// Stop is set when the job is deregistered without purge: it stays in
 	// state but all its allocations are stopped.
@@ -90,8 +103,10 @@ type TaskGroup struct {
 	// Update says how a job update replaces the group's allocations (the
 	// job's when the group sets none; structs/update.go).
 	Update *UpdateStrategy
-	Tasks  []*Task
-	Meta   map[string]string
+	// Gang makes the group's placement all or nothing (structs/gang.go).
+	Gang  *Gang
+	Tasks []*Task
+	Meta  map[string]string
 }
 
 // Task is one process (or container) run by a driver.
@@ -222,6 +237,7 @@ func (j *Job) Canonicalize() {
 			tg.Update = j.Update.Copy()
 		}
 		tg.Update.Canonicalize()
+		tg.Gang.Canonicalize()
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}
@@ -267,6 +283,12 @@ func (j *Job) Validate() error {
 	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
 	default:
 		add("job %q: type %q is not one of service, batch, system, sysbatch", j.ID, j.Type)
+	}
+	switch {
+	case j.MaxRunTime < 0:
+		add("job %q: max_run_time %v must not be negative", j.ID, j.MaxRunTime)
+	case j.MaxRunTime > 0 && j.Type != JobTypeBatch && j.Type != JobTypeSysBatch:
+		add("job %q: max_run_time is for batch jobs (a %s job runs until stopped)", j.ID, j.Type)
 	}
 	if j.Priority < JobMinPriority || j.Priority > JobMaxPriority {
 		add("job %q: priority %d must be between %d and %d", j.ID, j.Priority, JobMinPriority, JobMaxPriority)
@@ -339,6 +361,9 @@ func (tg *TaskGroup) Validate() error {
 		}
 	}
 	if err := tg.Update.Validate(); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
+	if err := tg.Gang.Validate(tg.Count); err != nil {
 		add("group %q: %w", tg.Name, err)
 	}
 	for _, c := range tg.Constraints {
@@ -530,6 +555,10 @@ func (j *Job) Copy() *Job {
 	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
+	if j.Preemptible != nil {
+		v := *j.Preemptible
+		c.Preemptible = &v
+	}
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -548,6 +577,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Spreads = copySpreads(tg.Spreads)
 	c.Meta = maps.Clone(tg.Meta)
 	c.Update = tg.Update.Copy()
+	c.Gang = tg.Gang.Copy()
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp

@@ -31,8 +31,11 @@ type JobPlanResponse struct {
 	// Placements lists each allocation the plan would create (Drover).
 	Placements []*PlannedAlloc
 	// Stops lists each allocation the plan would stop (Drover).
-	Stops    []*PlannedAlloc
-	Warnings string
+	Stops []*PlannedAlloc
+	// Preemptions lists the allocations of other jobs the plan would
+	// preempt (Drover; Nomad puts them in Annotations.PreemptedAllocs).
+	Preemptions []*PlannedAlloc
+	Warnings    string
 }
 
 // JobDiff says how the submitted job differs from the stored one. Only
@@ -58,6 +61,8 @@ type DesiredUpdates struct {
 
 // PlannedAlloc is one allocation of a dry run.
 type PlannedAlloc struct {
+	// JobID is set for preemptions: the victim's job.
+	JobID     string `json:",omitempty"`
 	Name      string
 	TaskGroup string
 	NodeID    string

@@ -43,15 +43,49 @@ type SchedulerConfiguration struct {
 	// SchedulerAlgorithm is "binpack", "spread" or "fgd"; empty means
 	// DefaultSchedulerAlgorithm.
 	SchedulerAlgorithm string
+	// PreemptionConfig says, per job type, whether a job's placements may
+	// preempt lower-priority allocations (structs/preempt.go).
+	PreemptionConfig PreemptionConfig
 
 	CreateIndex uint64
 	ModifyIndex uint64
 }
 
+// PreemptionConfig enables priority preemption per scheduler (Nomad's
+// shape). Drover enables it for every job type by default: on a GPU
+// cluster a high-priority job should not wait behind low-priority work.
+type PreemptionConfig struct {
+	SystemSchedulerEnabled   bool
+	SysBatchSchedulerEnabled bool
+	BatchSchedulerEnabled    bool
+	ServiceSchedulerEnabled  bool
+}
+
+// Enabled reports whether jobs of jobType may preempt.
+func (p PreemptionConfig) Enabled(jobType string) bool {
+	switch jobType {
+	case JobTypeSystem:
+		return p.SystemSchedulerEnabled
+	case JobTypeSysBatch:
+		return p.SysBatchSchedulerEnabled
+	case JobTypeBatch:
+		return p.BatchSchedulerEnabled
+	case JobTypeService:
+		return p.ServiceSchedulerEnabled
+	}
+	return false
+}
+
 // DefaultSchedulerConfiguration is the configuration of a cluster whose
 // operator has set none.
 func DefaultSchedulerConfiguration() *SchedulerConfiguration {
-	return &SchedulerConfiguration{SchedulerAlgorithm: DefaultSchedulerAlgorithm}
+	return &SchedulerConfiguration{
+		SchedulerAlgorithm: DefaultSchedulerAlgorithm,
+		PreemptionConfig: PreemptionConfig{
+			SystemSchedulerEnabled: true, SysBatchSchedulerEnabled: true,
+			BatchSchedulerEnabled: true, ServiceSchedulerEnabled: true,
+		},
+	}
 }
 
 // Canonicalize fills the default algorithm.

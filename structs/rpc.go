@@ -61,6 +61,10 @@ var (
 	ErrInvalid      = errors.New("invalid request")
 	ErrUnknownNode  = errors.New("unknown node")
 	ErrShuttingDown = errors.New("shutting down")
+	// ErrOutcomeUnknown: a write reached the leader but no answer came
+	// back (the leader lost its leadership or its connection while
+	// committing), so it may or may not take effect.
+	ErrOutcomeUnknown = errors.New("outcome unknown: the request may or may not have been applied")
 )
 
 // QueryOptions are the common read options: blocking, stale reads, filters.
@@ -192,6 +196,14 @@ type ApplyPlanResultsRequest struct {
 	Allocs []*Allocation
 	// EvalID is the evaluation the plan belongs to.
 	EvalID string
+	// PreemptionEvals evaluate the jobs whose allocations the plan
+	// preempts, so they are replaced when there is room.
+	PreemptionEvals []*Evaluation
+	// Reservation is stored; ReleaseReservation (with Namespace and JobID)
+	// drops the job's (the plan's gang reservation, structs.Reservation).
+	Reservation        *Reservation
+	ReleaseReservation bool
+	Namespace, JobID   string
 	WriteRequest
 }
 
@@ -205,11 +217,17 @@ type GenericResponse struct {
 const (
 	RPCTypeRPC  byte = 0x01 // net/rpc with the msgpack codec
 	RPCTypeRaft byte = 0x02 // hashicorp/raft network transport
+	// RPCTypeMultiplex is a hashicorp/yamux session (the dialer is the
+	// yamux client); every stream the dialer opens on it carries one
+	// net/rpc exchange with the msgpack codec. Servers forward to each
+	// other on it.
+	RPCTypeMultiplex byte = 0x03
 )
 
 // RPC method names (net/rpc "Service.Method").
 const (
 	RPCStatusPing       = "Status.Ping"
+	RPCStatusReadIndex  = "Status.ReadIndex"
 	RPCNodeRegister     = "Node.Register"
 	RPCNodeUpdateStatus = "Node.UpdateStatus"
 	RPCNodeGetAllocs    = "Node.GetAllocs"

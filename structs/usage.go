@@ -52,6 +52,37 @@ type NodeUsage struct {
 	// MaxFreeCompute is the most free compute (percent) of any healthy
 	// GPU instance: WholeGPU when one is free, 0 when all are busy.
 	MaxFreeCompute int
+
+	// HeldFor is set only on a scheduler's own copy whose free GPUs a
+	// waiting gang's reservation holds (Hold): the job it holds them for.
+	HeldFor string `json:"-" codec:"-"`
+}
+
+// Hold returns a copy of u in which every free healthy GPU instance is
+// held for the reservation of job (Reservation), so a placement sees
+// them taken and can say why.
+func (u *NodeUsage) Hold(job string) *NodeUsage {
+	c := u.Copy()
+	c.HeldFor = job
+	if c.Node == nil || c.Node.NodeResources == nil {
+		return c
+	}
+	for _, g := range c.Node.NodeResources.Devices {
+		if g.Type != "gpu" {
+			continue
+		}
+		for _, inst := range g.Instances {
+			if use := c.Devices[inst.ID]; inst.Healthy && use.Free() {
+				if c.Devices == nil {
+					c.Devices = map[string]DeviceUse{}
+				}
+				use.Whole++
+				c.Devices[inst.ID] = use
+			}
+		}
+	}
+	c.Refresh(c.Node)
+	return c
 }
 
 // NewNodeUsage returns the usage of a node nothing runs on.
@@ -141,8 +172,9 @@ func (u *NodeUsage) Refresh(node *Node) {
 
 // Check reports whether the usage fits node's capacity: CPU, memory, and
 // every held device instance exists and is held either whole by one
-// allocation or in slices that sum to at most one instance (compute, and
-// memory where the group reports it). dimension names what ran out.
+// allocation or, where its sharing mode takes slices (SharesSlices), in
+// slices that sum to at most one instance (compute, and memory where the
+// group reports it). dimension names what ran out.
 func (u *NodeUsage) Check(node *Node) (fit bool, dimension string) {
 	res := node.NodeResources
 	if res == nil {
@@ -155,6 +187,8 @@ func (u *NodeUsage) Check(node *Node) (fit bool, dimension string) {
 			return false, fmt.Sprintf("devices: instance %s not on node", id)
 		case use.Whole > 1 || (use.Whole == 1 && use.Slices > 0):
 			return false, fmt.Sprintf("devices: instance %s already held", id)
+		case use.Slices > 0 && !SharesSlices(g.SharingMode(inst)):
+			return false, fmt.Sprintf("devices: instance %s takes no slices (mode %s)", id, g.SharingMode(inst))
 		case use.Compute > WholeGPU:
 			return false, fmt.Sprintf("devices: instance %s compute over 100%%", id)
 		case use.MemoryMB > 0 && g.MemoryMB() > 0 && use.MemoryMB > g.MemoryMB():

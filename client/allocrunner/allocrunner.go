@@ -20,6 +20,9 @@ import (
 const (
 	TaskSetupFailure  = "Setup Failure"
 	TaskSiblingFailed = "Sibling Task Failed"
+	// TaskMaxRunTimeExceeded: the job's max_run_time passed; the task is
+	// killed and fails.
+	TaskMaxRunTimeExceeded = "Max Run Time Exceeded"
 	// TaskReattached: after a client restart the task was found still
 	// running (or ended meanwhile) and is watched again.
 	TaskReattached = "Reattached"
@@ -84,6 +87,9 @@ type Config struct {
 	// running ones are re-attached through their driver (a
 	// drivers.Recoverer) instead of started.
 	Restore *Restored
+	// GPUSharing, when set, enforces the GPU shares the allocation holds
+	// (MPS daemons and limits, task events; gpu_sharing.go).
+	GPUSharing GPUSharing
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -99,6 +105,8 @@ type AllocRunner struct {
 	waitCh   chan struct{}
 	store    StateStore
 	restored bool
+	sharing  GPUSharing
+	shares   *gpuShares // set by Run before any task starts
 
 	mu     sync.Mutex
 	alloc  *structs.Allocation
@@ -163,6 +171,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		states:   map[string]*structs.TaskState{},
 		store:    cfg.Store,
 		restored: cfg.Restore != nil,
+		sharing:  cfg.GPUSharing,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -248,6 +257,15 @@ func (ar *AllocRunner) Run() {
 		ar.failSetup(err)
 		return
 	}
+	shares, err := ar.startGPUShares()
+	if err != nil {
+		ar.logger.Error("allocation setup", "error", err)
+		ar.failSetup(err)
+		return
+	}
+	defer ar.stopGPUShares(shares)
+	ar.shares = shares
+	ar.recordGPUShares(shares)
 	done := make(chan *taskRunner, len(ar.tasks))
 	for _, tr := range ar.tasks {
 		go func() {
@@ -255,8 +273,18 @@ func (ar *AllocRunner) Run() {
 			done <- tr
 		}()
 	}
+	deadline, maxRun := ar.runDeadline()
 	for range ar.tasks {
-		tr := <-done
+		var tr *taskRunner
+		select {
+		case tr = <-done:
+		case <-deadline:
+			deadline = nil
+			for _, t := range ar.tasks {
+				t.kill(TaskMaxRunTimeExceeded, fmt.Sprintf("Job max_run_time %v exceeded", maxRun))
+			}
+			tr = <-done
+		}
 		if ar.taskFailed(tr.task.Name) {
 			for _, sib := range ar.tasks {
 				if sib != tr {
@@ -266,6 +294,26 @@ func (ar *AllocRunner) Run() {
 		}
 	}
 	ar.logger.Debug("allocation finished", "status", ar.Alloc().ClientStatus)
+}
+
+// runDeadline fires when the job's max_run_time has passed since the
+// allocation's first task started (now, for one that has not started):
+// nil without a max_run_time. It also returns the max_run_time.
+func (ar *AllocRunner) runDeadline() (<-chan time.Time, time.Duration) {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	if ar.alloc.Job == nil || ar.alloc.Job.MaxRunTime <= 0 {
+		return nil, 0
+	}
+	maxRun := ar.alloc.Job.MaxRunTime
+	now := ar.clock.Now()
+	start := now
+	for _, s := range ar.states {
+		if s != nil && !s.StartedAt.IsZero() && s.StartedAt.Before(start) {
+			start = s.StartedAt
+		}
+	}
+	return ar.clock.After(max(start.Add(maxRun).Sub(now), 0)), maxRun
 }
 
 // prepare checks the allocation and builds its directories.
@@ -332,8 +380,28 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 		}
 	}
 	ar.mu.Unlock()
-	if alloc.DesiredStatus == structs.AllocDesiredStatusStop {
+	switch {
+	case alloc.DesiredStatus != structs.AllocDesiredStatusStop:
+	case alloc.PreemptedByAllocation != "":
+		ar.preempt(alloc)
+	default:
 		ar.Kill("allocation stopped by the servers")
+	}
+}
+
+// preempt stops every task of a preempted allocation: it writes
+// DROVER_PREEMPTED (containing 1) into the shared alloc dir, so the task
+// can tell, and each task gets a Preempted event with its kill signal and
+// the grace time (kill_timeout) it has to checkpoint before the force
+// kill.
+func (ar *AllocRunner) preempt(alloc *structs.Allocation) {
+	path := filepath.Join(SharedDir(ar.allocDir), structs.EnvPreempted)
+	if err := os.WriteFile(path, []byte("1\n"), 0o644); err != nil {
+		ar.logger.Warn("mark allocation preempted", "error", err)
+	}
+	reason := alloc.DesiredDescription
+	for _, tr := range ar.tasks {
+		tr.kill(structs.TaskPreempted, reason)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func newTaskRunner(ar *AllocRunner, task *structs.Task, d drivers.Driver, rt *re
 }
 
 // kill asks the task to stop; the first call wins. eventType is
-// structs.TaskKilling or TaskSiblingFailed.
+// structs.TaskKilling, TaskSiblingFailed or structs.TaskPreempted.
 func (tr *taskRunner) kill(eventType, reason string) {
 	tr.killOnce.Do(func() {
 		tr.killType, tr.killReason = eventType, reason
@@ -98,7 +99,11 @@ func (tr *taskRunner) run() {
 			resumed = nil
 		} else {
 			if tr.killed() {
-				tr.emit(&structs.TaskEvent{Type: structs.TaskKilled, Message: "Task killed while not running: " + tr.killReason}, tr.becomeDead(false))
+				if tr.killType == structs.TaskPreempted || tr.killType == TaskMaxRunTimeExceeded {
+					tr.emit(&structs.TaskEvent{Type: tr.killType, Message: tr.killReason}, nil)
+				}
+				tr.emit(&structs.TaskEvent{Type: structs.TaskKilled, Message: "Task killed while not running: " + tr.killReason},
+					tr.becomeDead(tr.killType == TaskMaxRunTimeExceeded))
 				return
 			}
 			res, wasKilled = tr.runOnceOrRestart(attempt) // restart_request.go
@@ -232,8 +237,19 @@ func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled
 // stop kills the running task with its kill signal and timeout and
 // records Killing, Terminated and Killed.
 func (tr *taskRunner) stop(id string, waitCh <-chan *drivers.ExitResult) {
-	if tr.killType == TaskSiblingFailed {
-		tr.emit(&structs.TaskEvent{Type: TaskSiblingFailed, Message: tr.killReason}, nil)
+	switch tr.killType {
+	case TaskSiblingFailed, TaskMaxRunTimeExceeded:
+		tr.emit(&structs.TaskEvent{Type: tr.killType, Message: tr.killReason}, nil)
+	case structs.TaskPreempted:
+		tr.emit(&structs.TaskEvent{
+			Type: structs.TaskPreempted,
+			Message: fmt.Sprintf("Preempted (%s): sending %s, %s=1, %v to checkpoint before force kill",
+				tr.killReason, killSignal(tr.task), structs.EnvPreempted, tr.task.KillTimeout),
+			Details: map[string]string{
+				"kill_signal": killSignal(tr.task), "kill_timeout": tr.task.KillTimeout.String(),
+				structs.EnvPreempted: "1", "reason": tr.killReason,
+			},
+		}, nil)
 	}
 	tr.emit(&structs.TaskEvent{
 		Type:    structs.TaskKilling,
@@ -246,7 +262,8 @@ func (tr *taskRunner) stop(id string, waitCh <-chan *drivers.ExitResult) {
 	if res, ok := <-waitCh; ok {
 		tr.emit(terminatedEvent(res), nil)
 	}
-	tr.emit(&structs.TaskEvent{Type: structs.TaskKilled, Message: "Task successfully killed"}, tr.becomeDead(false))
+	// A task past its max_run_time did not finish its work: it failed.
+	tr.emit(&structs.TaskEvent{Type: structs.TaskKilled, Message: "Task successfully killed"}, tr.becomeDead(tr.killType == TaskMaxRunTimeExceeded))
 }
 
 func killSignal(t *structs.Task) string {
@@ -287,6 +304,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 	ar.mu.Unlock()
 	taskDir := TaskDir(ar.allocDir, tr.task.Name)
 	env := TaskEnv(alloc, tr.task, ar.allocDir, taskDir)
+	maps.Copy(env, ar.gpuShareEnv(tr.task.Name)) // MPS limits (gpu_sharing.go)
 	jobName := alloc.JobID
 	if alloc.Job != nil {
 		jobName = alloc.Job.Name

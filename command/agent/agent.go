@@ -104,17 +104,29 @@ func (a *Agent) startServer() error {
 			return fmt.Errorf("server heartbeat_ttl %q: %w", v, err)
 		}
 	}
-	srv, err := server.NewServer(&server.Config{
+	snapshotInterval, err := a.config.Server.raftSnapshotInterval()
+	if err != nil {
+		return err
+	}
+	cfg := &server.Config{
 		NodeName:        a.config.Name,
 		Region:          a.config.Region,
 		Datacenter:      a.config.Datacenter,
 		DataDir:         filepath.Join(a.dataDir, "server"),
 		RPCAddr:         rpcAddr,
-		BootstrapExpect: max(a.config.Server.BootstrapExpect, 1),
+		BootstrapExpect: a.config.Server.bootstrapExpect(),
 		NumSchedulers:   a.config.Server.NumSchedulers,
-		HeartbeatTTL:    ttl,
-		Logger:          a.logger, // the server names its own logger
-	})
+		// Validate checked these.
+		RaftSnapshotThreshold: uint64(a.config.Server.RaftSnapshotThreshold),
+		RaftSnapshotInterval:  snapshotInterval,
+		RaftTrailingLogs:      uint64(a.config.Server.RaftTrailingLogs),
+		HeartbeatTTL:          ttl,
+		Logger:                a.logger, // the server names its own logger
+	}
+	if err := a.config.applyCluster(cfg); err != nil {
+		return err
+	}
+	srv, err := server.NewServer(cfg)
 	if err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
@@ -148,6 +160,8 @@ func (a *Agent) startClient() error {
 		HTTPAddr:      a.httpAddr.String(),
 		Meta:          a.config.Client.Meta,
 		SimulatedGPUs: gpus,
+		GPUSharing:    a.config.Client.GPUSharing.policy(),
+		MPSControl:    a.config.Client.GPUSharing.mpsControl(),
 		DevMode:       a.config.DevMode,
 		DevGPUs:       a.config.DevGPUs,
 		Drivers:       taskDrivers,
@@ -207,6 +221,16 @@ func (a *Agent) RPC(method string, args, reply any) error {
 		return errorf(http.StatusNotImplemented, "this agent runs no server; send writes to a server agent")
 	}
 	return a.server.RPC(method, args, reply)
+}
+
+// ReadBarrier waits until the local server's state is as fresh as the
+// leader's (server.ReadBarrier); without a server there is nothing to
+// wait for.
+func (a *Agent) ReadBarrier(ctx context.Context) error {
+	if a.server == nil {
+		return nil
+	}
+	return a.server.ReadBarrier(ctx)
 }
 
 // Leader returns the leader's RPC address.

@@ -45,6 +45,18 @@ type ServerConfig struct {
 	// HeartbeatGrace is how long a node may go silent before it is
 	// marked down, e.g. "10s".
 	HeartbeatTTL string `hcl:"heartbeat_ttl,optional"`
+	// RaftSnapshotThreshold is how many log entries since the last
+	// snapshot make Raft take a new one (0: Raft's default, 8192), checked
+	// every RaftSnapshotInterval ("120s"); RaftTrailingLogs entries are
+	// kept after a snapshot (0: 10240) so slow followers need no snapshot.
+	RaftSnapshotThreshold int    `hcl:"raft_snapshot_threshold,optional"`
+	RaftSnapshotInterval  string `hcl:"raft_snapshot_interval,optional"`
+	RaftTrailingLogs      int    `hcl:"raft_trailing_logs,optional"`
+	// ServerJoin lists the other servers' serf addresses to join.
+	ServerJoin *ServerJoinConfig `hcl:"server_join,block"`
+	// DeadServerTimeout is how long a server may be failed before the
+	// leader removes it from Raft, e.g. "10m".
+	DeadServerTimeout string `hcl:"dead_server_timeout,optional"`
 }
 
 // ClientConfig enables and configures the client.
@@ -61,6 +73,8 @@ type ClientConfig struct {
 	DockerEndpoint string `hcl:"docker_endpoint,optional"`
 	// DockerUseCDI passes GPUs to containers as CDI device names.
 	DockerUseCDI bool `hcl:"docker_use_cdi,optional"`
+	// GPUSharing is how the node shares its GPUs (config_sharing.go).
+	GPUSharing *GPUSharingConfig `hcl:"gpu_sharing,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -118,6 +132,9 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	var c Config
 	if diags := gohcl.DecodeBody(file.Body, nil, &c); diags.HasErrors() {
 		return nil, diagError(diags)
+	}
+	if err := checkGPUSharing(file.Body); err != nil {
+		return nil, err
 	}
 	for _, g := range c.Client.orEmpty().SimulatedGPU {
 		if g.Memory != "" {
@@ -200,6 +217,8 @@ func (c *Config) Merge(o *Config) {
 		if s.HeartbeatTTL != "" {
 			c.Server.HeartbeatTTL = s.HeartbeatTTL
 		}
+		c.Server.mergeRaftSnapshots(s)
+		c.Server.mergeCluster(s)
 	}
 	if cl := o.Client; cl != nil {
 		c.Client.Enabled = c.Client.Enabled || cl.Enabled
@@ -219,6 +238,9 @@ func (c *Config) Merge(o *Config) {
 		c.Client.DockerUseCDI = c.Client.DockerUseCDI || cl.DockerUseCDI
 		if cl.DockerEndpoint != "" {
 			c.Client.DockerEndpoint = cl.DockerEndpoint
+		}
+		if cl.GPUSharing != nil {
+			c.Client.GPUSharing = cl.GPUSharing
 		}
 	}
 }
@@ -240,9 +262,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("agent config: ports.%s %d out of range", name, p))
 		}
 	}
-	if c.Server.Enabled && c.Server.BootstrapExpect > 1 {
-		errs = append(errs, fmt.Errorf("agent config: bootstrap_expect = %d: multi-server clusters are not supported yet; use 1", c.Server.BootstrapExpect))
-	}
+	errs = append(errs, c.validateCluster()...)
+	errs = append(errs, c.Server.validateRaftSnapshots()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
 	}

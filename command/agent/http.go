@@ -96,7 +96,6 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/status/leader", h.wrap(h.statusLeader))
 	m.HandleFunc("GET /v1/status/peers", h.wrap(h.statusPeers))
 	m.HandleFunc("GET /v1/agent/self", h.wrap(h.agentSelf))
-	m.HandleFunc("GET /v1/agent/members", h.wrap(h.agentMembers))
 	m.HandleFunc("GET /v1/regions", h.wrap(h.regions))
 	m.HandleFunc("GET /v1/client/fs/logs/{alloc}", h.logs)
 	m.HandleFunc("/v1/", h.unknownRoute)
@@ -104,6 +103,10 @@ func (h *httpAPI) routes() {
 	h.allocOpsRoutes(m)
 	h.statsRoutes(m)
 	h.operatorRoutes(m)
+	h.namespaceRoutes(m)
+	h.queueRoutes(m)
+	h.clusterRoutes(m)
+	h.snapshotRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()
@@ -164,7 +167,7 @@ func (h *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		code = http.StatusNotFound
 	case errors.Is(err, structs.ErrInvalid):
 		code = http.StatusBadRequest
-	case errors.Is(err, structs.ErrNoLeader), errors.Is(err, structs.ErrNotLeader):
+	case errors.Is(err, structs.ErrNoLeader), errors.Is(err, structs.ErrNotLeader), errors.Is(err, structs.ErrOutcomeUnknown):
 		code = http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		code = http.StatusServiceUnavailable
@@ -231,6 +234,9 @@ func (h *httpAPI) blockingRead(w http.ResponseWriter, r *http.Request, fn readFn
 	}
 	o, err := parseQuery(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.readBarrier(r.Context(), o); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), o.MaxQueryTime)

@@ -163,24 +163,6 @@ func (h *httpAPI) jobScale(w http.ResponseWriter, r *http.Request) (any, error) 
 	return &resp, nil
 }
 
-func (h *httpAPI) agentMembers(w http.ResponseWriter, r *http.Request) (any, error) {
-	self := h.b.Self()
-	member, _ := self["member"].(map[string]any)
-	var members []map[string]any
-	if member != nil && h.b.State() != nil {
-		m := map[string]any{}
-		for k, v := range member {
-			m[k] = v
-		}
-		m["Status"] = "alive"
-		members = append(members, m)
-	}
-	if members == nil {
-		members = []map[string]any{}
-	}
-	return map[string]any{"ServerName": member["Name"], "Members": members}, nil
-}
-
 func (h *httpAPI) regions(w http.ResponseWriter, r *http.Request) (any, error) {
 	region, _ := h.b.Self()["config"].(map[string]any)["Region"].(string)
 	if region == "" {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -181,4 +182,18 @@ func (h *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, erro
 
 func (h *httpAPI) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	return h.b.Self(), nil
+}
+
+// readBarrier makes a read without ?stale as fresh as one from the
+// leader: on a follower it waits until the local state holds every write
+// acknowledged before the request (server.ReadBarrier), or answers 503
+// when there is no leader. With ?stale any server answers from its own
+// state at once; X-Nomad-KnownLeader and X-Nomad-LastContact (setMeta)
+// then say how current that state may be.
+func (h *httpAPI) readBarrier(ctx context.Context, o structs.QueryOptions) error {
+	rb, ok := h.b.(interface{ ReadBarrier(context.Context) error })
+	if o.AllowStale || !ok {
+		return nil
+	}
+	return rb.ReadBarrier(ctx)
 }

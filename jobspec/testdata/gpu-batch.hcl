@@ -3,6 +3,7 @@ job "train-llm" {
   type        = "batch"
   datacenters = ["dc1", "dc2"]
   priority    = 70
+  max_run_time = "4h"
 
   constraint {
     attribute = "${attr.kernel.name}"

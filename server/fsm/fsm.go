@@ -114,6 +114,18 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyPlanResults
 	case structs.SchedulerConfigRequestType:
 		return f.applySchedulerConfig
+	case structs.NamespaceUpsertRequestType:
+		return f.applyNamespaceUpsert
+	case structs.NamespaceDeleteRequestType:
+		return f.applyNamespaceDelete
+	case structs.QuotaUpsertRequestType:
+		return f.applyQuotaUpsert
+	case structs.QuotaDeleteRequestType:
+		return f.applyQuotaDelete
+	case structs.QueueUpsertRequestType:
+		return f.applyQueueUpsert
+	case structs.QueueDeleteRequestType:
+		return f.applyQueueDelete
 	}
 	return nil
 }
@@ -304,8 +316,31 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decode plan results: %w", err)
 	}
-	if err := f.State().UpsertAllocs(index, req.Allocs); err != nil {
+	s := f.State()
+	err := s.Write(index, func(tx *state.Txn) error {
+		if err := tx.UpsertAllocs(req.Allocs); err != nil {
+			return err
+		}
+		if err := tx.UpsertEvals(req.PreemptionEvals); err != nil {
+			return err
+		}
+		if req.ReleaseReservation {
+			if err := tx.DeleteReservation(req.Namespace, req.JobID); err != nil {
+				return err
+			}
+		}
+		if req.Reservation != nil {
+			return tx.UpsertReservation(req.Reservation)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
+	}
+	f.evalsUpserted(s, req.PreemptionEvals)
+	if req.ReleaseReservation {
+		// GPUs a gang held are free to others again.
+		f.capacityChanged(index)
 	}
 	for _, a := range req.Allocs {
 		if a.DesiredStatus == structs.AllocDesiredStatusStop {

@@ -80,7 +80,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 	}
 	for _, step := range []func(func(recordType, any) error) error{
 		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
-		s.persistSchedulerConfig,
+		s.persistSchedulerConfig, s.persistNamespaces, s.persistReservations, s.persistQueues,
 	} {
 		if err := step(rec); err != nil {
 			return err
@@ -233,6 +233,12 @@ func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) erro
 		return r.AllocRestore(&a)
 	case schedulerConfigRecord:
 		return restoreSchedulerConfig(r, dec)
+	case reservationRecord:
+		return restoreReservation(r, dec)
+	case queueRecord:
+		return restoreQueue(r, dec)
+	case namespaceRecord, quotaRecord:
+		return restoreNamespaceRecord(r, dec, t)
 	case indexRecord:
 		var e state.IndexEntry
 		if err := dec.Decode(&e); err != nil {

@@ -169,17 +169,46 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		a.partial.Add(1)
 		a.rejected.Add(uint64(len(result.RejectedNodes)))
 	}
-	if len(allocs) == 0 {
+	req := &structs.ApplyPlanResultsRequest{Allocs: allocs, EvalID: plan.EvalID, PreemptionEvals: preemptionEvals(allocs, now)}
+	// The gang's reservation changes with the plan, unless the plan was
+	// all at once and refused.
+	if !plan.AllAtOnce || len(result.RejectedNodes) == 0 {
+		req.Reservation, req.ReleaseReservation = plan.Reservation, plan.ReleaseReservation
+		if plan.Job != nil {
+			req.Namespace, req.JobID = plan.Job.Namespace, plan.Job.ID
+		}
+	}
+	if len(allocs) == 0 && req.Reservation == nil && !req.ReleaseReservation {
 		result.AllocIndex = snapIndex
 		return result, nil
 	}
-	req := &structs.ApplyPlanResultsRequest{Allocs: allocs, EvalID: plan.EvalID}
 	index, err := a.raft.Apply(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
 		return nil, fmt.Errorf("commit plan for eval %s: %w", plan.EvalID, err)
 	}
 	result.AllocIndex = index
 	return result, nil
+}
+
+// preemptionEvals returns one pending evaluation per job whose
+// allocations are among the preempted ones, so that each is replaced once
+// there is room (its blocked evaluation waits for that).
+func preemptionEvals(allocs []*structs.Allocation, now int64) []*structs.Evaluation {
+	var out []*structs.Evaluation
+	seen := map[[2]string]bool{}
+	for _, a := range allocs {
+		key := [2]string{a.Namespace, a.JobID}
+		if a.PreemptedByAllocation == "" || a.Job == nil || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, &structs.Evaluation{
+			ID: structs.GenerateUUID(), Namespace: a.Namespace, Priority: a.Job.Priority, Type: a.Job.Type,
+			TriggeredBy: structs.EvalTriggerPreemption, JobID: a.JobID, JobModifyIndex: a.Job.JobModifyIndex,
+			Status: structs.EvalStatusPending, CreateTime: now, ModifyTime: now,
+		})
+	}
+	return out
 }
 
 // stamp returns a copy of alloc with its times set and the plan's job

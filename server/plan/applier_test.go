@@ -19,6 +19,7 @@ type storeRaft struct {
 	store *state.StateStore
 	index uint64
 	calls int
+	evals []*structs.Evaluation // the PreemptionEvals of every request
 }
 
 func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
@@ -37,6 +38,7 @@ func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
 	}
 	r.index++
 	r.calls++
+	r.evals = append(r.evals, req.PreemptionEvals...)
 	return r.index, r.store.UpsertAllocs(r.index, req.Allocs)
 }
 

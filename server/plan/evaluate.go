@@ -14,6 +14,7 @@ type State interface {
 	NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
 	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
 	LatestIndex() (uint64, error)
+	QuotaState // quota.go
 }
 
 // Verdict is the re-check's answer for one node of a plan.
@@ -50,7 +51,31 @@ func Evaluate(st State, plan *structs.Plan) ([]Verdict, error) {
 		}
 		verdicts = append(verdicts, Verdict{NodeID: id, Reason: reason})
 	}
-	return verdicts, nil
+	verdicts, err := checkQuotas(st, plan, verdicts) // quota.go
+	if err != nil {
+		return nil, err
+	}
+	return allAtOnce(plan, verdicts), nil
+}
+
+// allAtOnce refuses every node of an AllAtOnce plan (a gang's) when any
+// is refused, naming the first refusal: such a plan commits whole or not
+// at all.
+func allAtOnce(plan *structs.Plan, verdicts []Verdict) []Verdict {
+	if !plan.AllAtOnce {
+		return verdicts
+	}
+	first := slices.IndexFunc(verdicts, func(v Verdict) bool { return v.Reason != "" })
+	if first < 0 {
+		return verdicts
+	}
+	why := fmt.Sprintf("plan is all at once and node %s was refused: %s", verdicts[first].NodeID, verdicts[first].Reason)
+	for i := range verdicts {
+		if verdicts[i].Reason == "" {
+			verdicts[i].Reason = why
+		}
+	}
+	return verdicts
 }
 
 // evaluateNode returns why the plan's part for nodeID does not fit, or "".

@@ -22,12 +22,24 @@ type placer struct {
 
 	stopping  map[string]bool                  // allocation IDs the plan stops
 	jobAllocs map[string][]*structs.Allocation // the job's, per node, plan applied
+	failedOn  map[string][]string              // nodes where allocations failed, per name
 	touched   map[string]*structs.NodeUsage    // usage of nodes the plan changes
 	order     []string                         // touched node IDs with a GPU free or part free
 	full      []string                         // touched node IDs without
 	nodes     map[string]*structs.Node         // touched nodes
 	current   *structs.NodeUsage               // the usage row Walk yielded last
-	errWalk   error
+	ordered   map[feasible.Order]*stateOrder   // the state's nodes per walk order
+	// preemption: placements that fit nowhere may preempt lower-priority
+	// allocations (preempt.go).
+	preemption bool
+	// held are the nodes whose free GPUs other waiting gangs hold against
+	// this job; own is the job's own reservation (reserve.go).
+	held    map[string]*structs.Reservation
+	own     *structs.Reservation
+	dropped map[string]bool // groups of gangs held back (gang.go)
+	quota   quotaGate       // the namespace's quota (quota.go)
+	queue   queueGate       // the job's fair-share queue (queue.go)
+	errWalk error
 }
 
 var _ feasible.View = (*placer)(nil)
@@ -41,6 +53,7 @@ func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now fu
 		jobAllocs: map[string][]*structs.Allocation{},
 		touched:   map[string]*structs.NodeUsage{},
 		nodes:     map[string]*structs.Node{},
+		ordered:   map[feasible.Order]*stateOrder{},
 	}
 	for _, stops := range plan.NodeUpdate {
 		for _, a := range stops {
@@ -48,6 +61,12 @@ func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now fu
 		}
 	}
 	for _, a := range jobAllocs {
+		if a.ClientStatus == structs.AllocClientStatusFailed && a.NodeID != "" {
+			if p.failedOn == nil {
+				p.failedOn = map[string][]string{}
+			}
+			p.failedOn[a.Name] = append(p.failedOn[a.Name], a.NodeID)
+		}
 		switch {
 		case a.TerminalStatus():
 		case p.stopping[a.ID]:
@@ -156,19 +175,9 @@ func (p *placer) Walk(order feasible.Order, fn func(*structs.Node) bool) error {
 			return nil
 		}
 	}
-	visit := func(u *structs.NodeUsage) bool {
-		if _, ok := p.touched[u.NodeID]; ok {
-			return true
-		}
-		p.current = u
-		return fn(u.Node)
-	}
 	defer func() { p.current = nil }()
-	switch order.By {
-	case feasible.OrderFreeGPUs:
-		return p.state.UsageByFreeGPUs(order.Min, visit)
-	case feasible.OrderFreeCompute:
-		return p.state.UsageByFreeCompute(order.Min, visit)
+	if order.By == feasible.OrderFreeGPUs || order.By == feasible.OrderFreeCompute {
+		return p.walkState(order, fn)
 	}
 	nodes, err := p.state.Nodes(nil)
 	if err != nil {
@@ -184,6 +193,67 @@ func (p *placer) Walk(order feasible.Order, fn func(*structs.Node) bool) error {
 		}
 	}
 	return nil
+}
+
+// stateOrder is the state's nodes in one walk order, read as far as walks
+// have needed and kept for the placer's life (its snapshot does not
+// change). Rows of nodes the plan touched are dropped as walks meet them
+// (they stay touched), so a job of thousands of allocations does not step
+// over every node it filled, again for every placement.
+type stateOrder struct {
+	next func() *structs.NodeUsage // nil once the rows are all read
+	rows []*structs.NodeUsage
+}
+
+// walkState yields the state's nodes in order, less those the plan
+// touched (Walk yields them first).
+func (p *placer) walkState(order feasible.Order, fn func(*structs.Node) bool) error {
+	so := p.ordered[order]
+	if so == nil {
+		var err error
+		so = &stateOrder{}
+		switch {
+		case order.By == feasible.OrderFreeCompute && order.Emptiest:
+			so.next, err = p.state.UsageByFreeComputeDesc(order.Min)
+		case order.By == feasible.OrderFreeCompute:
+			so.next, err = p.state.UsageByFreeCompute(order.Min)
+		case order.Emptiest:
+			so.next, err = p.state.UsageByFreeGPUsDesc(order.Min)
+		default:
+			so.next, err = p.state.UsageByFreeGPUs(order.Min)
+		}
+		if err != nil {
+			return err
+		}
+		p.ordered[order] = so
+	}
+	kept := 0 // rows[:kept] are the untouched rows met so far
+	for i := 0; ; i++ {
+		if i == len(so.rows) {
+			so.rows = so.rows[:kept]
+			if so.next == nil {
+				return nil
+			}
+			u := so.next()
+			if u == nil {
+				so.next = nil
+				return nil
+			}
+			so.rows = append(so.rows, u)
+			i = kept
+		}
+		u := so.rows[i]
+		if _, ok := p.touched[u.NodeID]; ok {
+			continue
+		}
+		so.rows[kept] = u
+		kept++
+		p.current = u
+		if !fn(u.Node) {
+			so.rows = append(so.rows[:kept], so.rows[i+1:]...)
+			return nil
+		}
+	}
 }
 
 // Below implements feasible.View: up to limit nodes under the order's
@@ -217,6 +287,16 @@ func (p *placer) Below(order feasible.Order, limit int, fn func(*structs.Node, *
 
 // Usage implements feasible.View.
 func (p *placer) Usage(n *structs.Node) *structs.NodeUsage {
+	u := p.rawUsage(n)
+	if r := p.held[n.ID]; r != nil {
+		return u.Hold(r.JobID)
+	}
+	return u
+}
+
+// rawUsage is the node's usage with the plan applied, before any
+// reservation holds its GPUs.
+func (p *placer) rawUsage(n *structs.Node) *structs.NodeUsage {
 	if u, ok := p.touched[n.ID]; ok {
 		return u
 	}
@@ -231,6 +311,18 @@ func (p *placer) Usage(n *structs.Node) *structs.NodeUsage {
 		return structs.NewNodeUsage(n)
 	}
 	return u
+}
+
+// liveByGroup counts the job's live allocations per group, the plan's
+// stops and placements applied.
+func (p *placer) liveByGroup() map[string]int {
+	out := map[string]int{}
+	for _, allocs := range p.jobAllocs {
+		for _, a := range allocs {
+			out[a.TaskGroup]++
+		}
+	}
+	return out
 }
 
 // JobAllocs implements feasible.View.
@@ -269,6 +361,7 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 			stacks[pl.group.Name] = stack
 		}
 		start := p.now()
+		stack.Penalize(p.failedOn[pl.name])
 		option, metric, err := stack.Select(p)
 		if err == nil {
 			err = p.errWalk
@@ -276,7 +369,19 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 		if err != nil {
 			return nil, nil, err
 		}
+		var victims []*structs.Allocation
+		if option == nil && p.preemption {
+			if option, victims, err = p.preempt(job, stack); err != nil {
+				return nil, nil, err
+			}
+		}
 		metric.AllocationTime = p.now().Sub(start)
+		if option, err = p.quota.admit(p.state, p.plan, job, option, metric); err != nil {
+			return nil, nil, err
+		}
+		if option, err = p.queue.admit(p.state, p.plan, job, option, metric); err != nil {
+			return nil, nil, err
+		}
 		if option == nil {
 			if failed == nil {
 				failed = map[string]*structs.AllocMetric{}
@@ -285,7 +390,7 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 			queued[pl.group.Name]++
 			continue
 		}
-		if err := p.place(p.newAlloc(job, pl, option, metric)); err != nil {
+		if err := p.placePreempting(p.newAlloc(job, pl, option, metric), victims); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -20,13 +20,23 @@ type SchedulerConfigReader interface {
 // operator's choice when s is a SchedulerConfigReader, else
 // structs.DefaultSchedulerAlgorithm.
 func ConfiguredAlgorithm(s State) (string, error) {
+	cfg, err := Configuration(s)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Algorithm(), nil
+}
+
+// Configuration returns the operator's scheduler configuration when s is
+// a SchedulerConfigReader, else the default one.
+func Configuration(s State) (*structs.SchedulerConfiguration, error) {
 	r, ok := s.(SchedulerConfigReader)
 	if !ok {
-		return structs.DefaultSchedulerAlgorithm, nil
+		return structs.DefaultSchedulerConfiguration(), nil
 	}
 	cfg, err := r.SchedulerConfig()
 	if err != nil {
-		return "", fmt.Errorf("read scheduler configuration: %w", err)
+		return nil, fmt.Errorf("read scheduler configuration: %w", err)
 	}
-	return cfg.Algorithm(), nil
+	return cfg, nil
 }

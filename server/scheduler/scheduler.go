@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,6 +24,7 @@ type State interface {
 	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
 	LatestIndex() (uint64, error)
 	UsageState
+	QuotaState // quota.go
 }
 
 // UsageState is the state store's derived view of what nodes hold
@@ -30,8 +32,13 @@ type State interface {
 // nodes fullest-first, and the GPU workload of the live allocations.
 type UsageState interface {
 	NodeUsage(ws memdb.WatchSet, nodeID string) (*structs.NodeUsage, error)
-	UsageByFreeGPUs(min int, fn func(*structs.NodeUsage) bool) error
-	UsageByFreeCompute(min int, fn func(*structs.NodeUsage) bool) error
+	// UsageByFreeGPUs and UsageByFreeCompute return the rows in order,
+	// one per call of next (nil at the end), as of the call.
+	UsageByFreeGPUs(min int) (next func() *structs.NodeUsage, err error)
+	UsageByFreeCompute(min int) (next func() *structs.NodeUsage, err error)
+	// The Desc variants walk the same rows most free first.
+	UsageByFreeGPUsDesc(min int) (next func() *structs.NodeUsage, err error)
+	UsageByFreeComputeDesc(min int) (next func() *structs.NodeUsage, err error)
 	UsageUnderFreeGPUs(max int, fn func(*structs.NodeUsage) bool) error
 	UsageUnderFreeCompute(max int, fn func(*structs.NodeUsage) bool) error
 	GPUWorkload() (frag.Workload, error)
@@ -77,6 +84,7 @@ type config struct {
 	reschedule map[string]ReschedulePolicy
 	algorithm  string
 	limit      *int
+	nodeCache  *feasible.NodeCache
 }
 
 // WithAlgorithm sets the ranking algorithm (feasible.AlgorithmFGD,
@@ -99,7 +107,17 @@ func (c *config) stackOptions() []feasible.StackOption {
 	if c.limit != nil {
 		opts = append(opts, feasible.WithLimit(*c.limit))
 	}
+	if c.nodeCache != nil {
+		opts = append(opts, feasible.WithNodeCache(c.nodeCache))
+	}
 	return opts
+}
+
+// WithNodeCache shares c between the evaluations of every scheduler
+// given it, so a node's filter verdict and device matches for one kind of
+// ask are worked out once (see feasible.NodeCache).
+func WithNodeCache(c *feasible.NodeCache) Option {
+	return func(cfg *config) { cfg.nodeCache = c }
 }
 
 // WithNow sets the clock used for allocation and evaluation timestamps and
@@ -207,38 +225,91 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read gpu workload: %w", err)
 	}
-	algorithm, err := ConfiguredAlgorithm(s.state)
+	schedConfig, err := Configuration(s.state)
 	if err != nil {
 		return nil, err
 	}
 
-	rec := reconcile(job, allocs, nodes, s.batch)
-	resched := limitReschedules(s.reschedule, job, allocs, rec.place, s.now())
-	plan := &structs.Plan{EvalID: eval.ID, Priority: eval.Priority, Job: job, SnapshotIndex: index}
-	if job != nil {
-		plan.Priority = job.Priority
+	in := &placeInput{
+		eval: eval, job: job, allocs: allocs, index: index, workload: workload, config: schedConfig,
+		rec: reconcile(job, allocs, nodes, s.batch),
 	}
-	for _, st := range rec.stops {
-		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
-	}
-	for _, a := range rec.inplace {
-		plan.AppendInPlaceUpdate(a, job)
-	}
-	out := &outcome{snapshotIndex: index, retryAt: resched.retryAt, gaveUp: resched.gaveUp}
-	p, err := newPlacer(s.state, plan, eval, s.now, allocs)
+	in.resched = limitReschedules(s.reschedule, job, allocs, in.rec.place, s.now())
+	p, out, err := s.placePass(in, nil)
 	if err != nil {
 		return nil, err
 	}
-	// The operator's algorithm first, so that one set by WithAlgorithm wins.
-	p.stack = append([]feasible.StackOption{feasible.WithAlgorithm(algorithm)}, s.stack...)
-	p.stack = append(p.stack, feasible.WithWorkload(workload))
-	if out.failed, out.queued, err = p.placeAll(job, resched.place); err != nil {
-		return nil, err
+	// A gang held back leaves room its placements took (and the victims
+	// they preempted) to the other groups: place them again without it.
+	if dropped := p.droppedGangGroups(); len(dropped) > 0 && placesOutside(in.resched.place, dropped) {
+		first := out
+		if p, out, err = s.placePass(in, dropped); err != nil {
+			return nil, err
+		}
+		out.keepGangFailures(first, dropped)
 	}
-	if err := submit(s.planner, &s.state, plan, out); err != nil {
+	if err := submit(s.planner, &s.state, p.plan, out); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// placesOutside reports whether some placement is of a group not in
+// groups.
+func placesOutside(places []placement, groups map[string]bool) bool {
+	return slices.ContainsFunc(places, func(pl placement) bool { return !groups[pl.group.Name] })
+}
+
+// placeInput is what one attempt places from.
+type placeInput struct {
+	eval     *structs.Evaluation
+	job      *structs.Job
+	allocs   []*structs.Allocation
+	index    uint64
+	workload frag.Workload
+	config   *structs.SchedulerConfiguration
+	rec      reconciliation
+	resched  rescheduling
+}
+
+// placePass builds the plan from the reconciliation and places what it
+// asks, less the placements of the skip groups (a gang that waits), then
+// holds back gangs that do not fit whole.
+func (s *GenericScheduler) placePass(in *placeInput, skip map[string]bool) (*placer, *outcome, error) {
+	job := in.job
+	plan := &structs.Plan{EvalID: in.eval.ID, Priority: in.eval.Priority, Job: job, SnapshotIndex: in.index}
+	if job != nil {
+		plan.Priority = job.Priority
+	}
+	for _, st := range in.rec.stops {
+		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
+	}
+	for _, a := range in.rec.inplace {
+		plan.AppendInPlaceUpdate(a, job)
+	}
+	out := &outcome{snapshotIndex: in.index, retryAt: in.resched.retryAt, gaveUp: in.resched.gaveUp}
+	p, err := newPlacer(s.state, plan, in.eval, s.now, in.allocs)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The operator's algorithm first, so that one set by WithAlgorithm wins.
+	p.stack = append([]feasible.StackOption{feasible.WithAlgorithm(in.config.Algorithm())}, s.stack...)
+	p.stack = append(p.stack, feasible.WithWorkload(in.workload))
+	p.preemption = job != nil && in.config.PreemptionConfig.Enabled(job.Type)
+	if p.held, p.own, err = reservations(s.state, in.eval, job, s.now()); err != nil {
+		return nil, nil, err
+	}
+	places := in.resched.place
+	if len(skip) > 0 {
+		places = slices.DeleteFunc(slices.Clone(places), func(pl placement) bool { return skip[pl.group.Name] })
+	}
+	if out.failed, out.queued, err = p.placeAll(job, places); err != nil {
+		return nil, nil, err
+	}
+	if err := p.enforceGangs(job, in.allocs, out); err != nil {
+		return nil, nil, err
+	}
+	return p, out, nil
 }
 
 // submit submits plan unless it changes nothing and records in out whether

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"slices"
+
 	"github.com/droverhq/drover/server/scheduler/feasible"
 	"github.com/droverhq/drover/structs"
 )
@@ -128,6 +130,9 @@ func (sp *systemPlacer) placeEach(place []nodePlacement) error {
 		if err != nil {
 			return err
 		}
+		if option, err = sp.quota.admit(sp.state, sp.plan, sp.job, option, m); err != nil {
+			return err
+		}
 		v := sp.verdicts(np.group.Name)
 		v.addFilters(m)
 		switch {
@@ -203,6 +208,11 @@ func (v *groupVerdicts) addExhaustion(m *structs.AllocMetric) {
 	v.metric.NodesExhausted += m.NodesExhausted
 	v.metric.ClassExhausted = addCounts(v.metric.ClassExhausted, m.ClassExhausted)
 	v.metric.DimensionExhausted = addCounts(v.metric.DimensionExhausted, m.DimensionExhausted)
+	for _, q := range m.QuotaExhausted { // quota.go
+		if !slices.Contains(v.metric.QuotaExhausted, q) {
+			v.metric.QuotaExhausted = append(v.metric.QuotaExhausted, q)
+		}
+	}
 }
 
 func addCounts(dst, src map[string]int) map[string]int {

@@ -38,3 +38,19 @@ func BenchmarkReplayDefaultTrace(b *testing.B) {
 	b.ReportMetric(res.P99Ms, "p99_ms")
 	b.ReportMetric(res.GPUAllocationRatio, "gpu_ratio")
 }
+
+// BenchmarkReplaySynthetic places 10,000 single-GPU pods on 5,000
+// synthetic nodes of 8 GPUs. One iteration is one whole replay.
+func BenchmarkReplaySynthetic(b *testing.B) {
+	cfg := Config{Nodes: SyntheticNodes(5000, 8), Pods: SyntheticPods(10000), Limit: 10000}
+	var res *Result
+	var err error
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, _, err = Run(context.Background(), cfg); err != nil {
+			b.Fatalf("run: %v", err)
+		}
+	}
+	b.ReportMetric(res.PlacementsPerSecond, "placements/s")
+	b.ReportMetric(res.P99Ms, "p99_ms")
+}

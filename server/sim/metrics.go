@@ -52,6 +52,14 @@ type Result struct {
 	// PlanRejections counts node parts of plans the re-check refused; a
 	// scheduler that works from fresh state causes none.
 	PlanRejections int `json:"plan_rejections"`
+	// MaxGPUCompute is the most compute (percent) held on any one GPU at
+	// the end, whole holders counting 100; OvercommittedNodes counts the
+	// nodes whose allocations, recounted from state, do not fit them
+	// (structs.NodeUsage.Check: CPU, memory, a GPU held twice, slices
+	// past 100% or past its memory). A correct scheduler keeps them at
+	// most 100 and 0.
+	MaxGPUCompute      int `json:"max_gpu_compute_percent"`
+	OvercommittedNodes int `json:"overcommitted_nodes"`
 	// DurationSeconds is the wall time of the whole run, setup included.
 	DurationSeconds float64 `json:"duration_seconds"`
 }
@@ -101,7 +109,36 @@ func (r *replay) summarize(cfg Config, policy string, arrivals []PodSpec, outcom
 		return nil, err
 	}
 	res.Fragmentation = ratio(fragmented, float64(res.ClusterGPUs))
+	if res.MaxGPUCompute, res.OvercommittedNodes, err = r.overcommit(); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// overcommit recounts every node's allocations from state and returns
+// the most compute held on one GPU and the nodes that do not fit.
+func (r *replay) overcommit() (maxCompute, nodes int, err error) {
+	snap, err := r.store.Snapshot()
+	if err != nil {
+		return 0, 0, fmt.Errorf("snapshot: %w", err)
+	}
+	all, err := snap.Nodes(nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read nodes: %w", err)
+	}
+	for _, n := range all {
+		use, err := recount(snap, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		if ok, _ := use.Check(n); !ok {
+			nodes++
+		}
+		for _, d := range use.Devices {
+			maxCompute = max(maxCompute, d.Whole*structs.WholeGPU+d.Compute)
+		}
+	}
+	return maxCompute, nodes, nil
 }
 
 // fragmentation returns the cluster's fragmented GPU capacity in GPUs:
@@ -137,15 +174,9 @@ func (r *replay) fragmentation(pods []PodSpec) (float64, error) {
 // nodeFree is what n has left, summed from its live allocations with the
 // same accounting the scheduler uses (structs.NodeUsage).
 func nodeFree(snap *state.StateSnapshot, n *structs.Node) (frag.NodeFree, error) {
-	allocs, err := snap.AllocsByNode(nil, n.ID)
+	use, err := recount(snap, n)
 	if err != nil {
-		return frag.NodeFree{}, fmt.Errorf("read allocs of node %s: %w", n.Name, err)
-	}
-	use := structs.NewNodeUsage(n)
-	for _, a := range allocs {
-		if !a.TerminalStatus() {
-			use.Add(a, 1)
-		}
+		return frag.NodeFree{}, err
 	}
 	free := frag.NodeFree{
 		CPU:      n.NodeResources.Cpu.CpuShares - use.CPU,
@@ -162,6 +193,23 @@ func nodeFree(snap *state.StateSnapshot, n *structs.Node) (frag.NodeFree, error)
 		}
 	}
 	return free, nil
+}
+
+// recount sums n's live allocations in state afresh (not the store's
+// usage table), with the accounting the scheduler uses.
+func recount(snap *state.StateSnapshot, n *structs.Node) (*structs.NodeUsage, error) {
+	allocs, err := snap.AllocsByNode(nil, n.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read allocs of node %s: %w", n.Name, err)
+	}
+	use := structs.NewNodeUsage(n)
+	for _, a := range allocs {
+		if !a.TerminalStatus() {
+			use.Add(a, 1)
+		}
+	}
+	use.Refresh(n)
+	return use, nil
 }
 
 // percentile returns the nearest-rank p-th percentile of sorted.

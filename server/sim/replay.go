@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/server/scheduler"
+	"github.com/droverhq/drover/server/scheduler/feasible"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -45,6 +46,12 @@ type Config struct {
 	Logger hclog.Logger
 	// Clock times each Process call and the whole run (nil: time.Now).
 	Clock func() time.Time
+	// JobSize > 1 submits consecutive pods together, as one batch job of
+	// up to JobSize allocations (pods of one shape share a task group)
+	// with one evaluation: the shape of a training or sweep job of many
+	// tasks. Each pod's latency is then its share of the evaluation's
+	// Process time.
+	JobSize int
 }
 
 // Outcome is what became of one submitted pod.
@@ -98,15 +105,23 @@ func Run(ctx context.Context, cfg Config) (*Result, []Outcome, error) {
 	}
 	arrivals := Arrivals(cfg.Pods, ClusterGPUs(cfg.Nodes), cfg.Arrival, cfg.Seed, cfg.Limit)
 	outcomes := make([]Outcome, 0, len(arrivals))
-	for seq, pod := range arrivals {
+	size := max(cfg.JobSize, 1)
+	for seq := 0; seq*size < len(arrivals); seq++ {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("simulate: %w", err)
 		}
-		o, err := r.submit(pod, seq)
+		batch := arrivals[seq*size : min((seq+1)*size, len(arrivals))]
+		var err error
+		if size == 1 {
+			var o Outcome
+			o, err = r.submit(batch[0], seq)
+			outcomes = append(outcomes, o)
+		} else {
+			outcomes, err = r.submitBatch(batch, seq, outcomes)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		outcomes = append(outcomes, o)
 	}
 	res, err := r.summarize(cfg, policy, arrivals, outcomes)
 	if err != nil {
@@ -140,7 +155,9 @@ func newReplay(cfg Config, clock func() time.Time) (*replay, error) {
 		logger = hclog.NewNullLogger()
 	}
 	r := &replay{store: store, logger: logger, clock: clock, simTime: Epoch}
-	r.opts = []scheduler.Option{scheduler.WithNow(r.now)}
+	// One node cache for the whole replay, as a server keeps one for all
+	// its workers.
+	r.opts = []scheduler.Option{scheduler.WithNow(r.now), scheduler.WithNodeCache(feasible.NewNodeCache())}
 	r.planner = &planner{store: store, now: r.now}
 	err = store.Write(r.planner.nextIndex(), func(tx *state.Txn) error {
 		for _, spec := range cfg.Nodes {
@@ -186,8 +203,55 @@ var evalSpace = uuid.MustParse("0c5b6a52-8d7e-4f3a-b1e9-65766c73696d")
 // submit registers the job for pod with its evaluation in one write, as
 // the server's Job.Register does, and processes the evaluation.
 func (r *replay) submit(pod PodSpec, seq int) (Outcome, error) {
-	r.simTime = r.simTime.Add(time.Second)
 	job := Job(pod, seq)
+	latency, err := r.process(job)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
+	o := Outcome{Pod: pod, JobID: job.ID, Failed: r.planner.failed, Latency: latency}
+	if len(r.planner.committed) > 0 {
+		o.Placed = true
+		o.NodeID = r.planner.committed[0].NodeID
+	}
+	if o.Placed == o.Failed {
+		return Outcome{}, fmt.Errorf("process pod %s: placed %t and failed %t, want exactly one", pod.Name, o.Placed, o.Failed)
+	}
+	return o, nil
+}
+
+// submitBatch submits pods as one batch job (BatchJob) and appends their
+// outcomes to out: in each group, the first pods get the allocations
+// placed, in order, and the rest failed.
+func (r *replay) submitBatch(pods []PodSpec, seq int, out []Outcome) ([]Outcome, error) {
+	job, groupOf := BatchJob(pods, seq)
+	latency, err := r.process(job)
+	if err != nil {
+		return nil, fmt.Errorf("batch %d: %w", seq, err)
+	}
+	placed := map[string][]string{} // group name -> nodes, in placement order
+	for _, a := range r.planner.committed {
+		placed[a.TaskGroup] = append(placed[a.TaskGroup], a.NodeID)
+	}
+	share := latency / time.Duration(len(pods))
+	for i, pod := range pods {
+		o := Outcome{Pod: pod, JobID: job.ID, Latency: share}
+		name := job.TaskGroups[groupOf[i]].Name
+		if nodes := placed[name]; len(nodes) > 0 {
+			o.Placed, o.NodeID = true, nodes[0]
+			placed[name] = nodes[1:]
+		} else {
+			o.Failed = true
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// process registers job with its evaluation in one write, as the
+// server's Job.Register does, and processes the evaluation on a fresh
+// snapshot. It returns the wall time of Process.
+func (r *replay) process(job *structs.Job) (time.Duration, error) {
+	r.simTime = r.simTime.Add(time.Second)
 	index := r.planner.nextIndex()
 	now := r.simTime.UnixNano()
 	eval := &structs.Evaluation{
@@ -211,30 +275,22 @@ func (r *replay) submit(pod PodSpec, seq int) (Outcome, error) {
 		return tx.UpsertEvals([]*structs.Evaluation{eval})
 	})
 	if err != nil {
-		return Outcome{}, fmt.Errorf("register pod %s: %w", pod.Name, err)
+		return 0, fmt.Errorf("register: %w", err)
 	}
 	snap, err := r.store.Snapshot()
 	if err != nil {
-		return Outcome{}, fmt.Errorf("snapshot: %w", err)
+		return 0, fmt.Errorf("snapshot: %w", err)
 	}
 	sched, err := scheduler.New(structs.JobTypeBatch, r.logger, snap, r.planner, r.opts...)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("new scheduler: %w", err)
+		return 0, fmt.Errorf("new scheduler: %w", err)
 	}
 	r.planner.reset()
 	t0 := r.clock()
 	err = sched.Process(eval)
 	latency := r.clock().Sub(t0)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("process pod %s: %w", pod.Name, err)
+		return 0, fmt.Errorf("process: %w", err)
 	}
-	o := Outcome{Pod: pod, JobID: job.ID, Failed: r.planner.failed, Latency: latency}
-	if len(r.planner.committed) > 0 {
-		o.Placed = true
-		o.NodeID = r.planner.committed[0].NodeID
-	}
-	if o.Placed == o.Failed {
-		return Outcome{}, fmt.Errorf("process pod %s: placed %t and failed %t, want exactly one", pod.Name, o.Placed, o.Failed)
-	}
-	return o, nil
+	return latency, nil
 }

@@ -146,6 +146,9 @@ func TestRunFractional(t *testing.T) {
 	if outcomes[4].Placed {
 		t.Errorf("fifth 25%% slice placed, want it to fail")
 	}
+	if res.MaxGPUCompute != 100 || res.OvercommittedNodes != 0 {
+		t.Errorf("got max GPU compute %d%%, %d overcommitted nodes; want exactly 100%% and none", res.MaxGPUCompute, res.OvercommittedNodes)
+	}
 }
 
 func TestRunArrivalAndPolicy(t *testing.T) {
@@ -241,5 +244,45 @@ func TestRunWritesState(t *testing.T) {
 	}
 	if idx, _ := snap.LatestIndex(); idx != r.planner.index {
 		t.Errorf("got latest index %d, want the planner's %d", idx, r.planner.index)
+	}
+}
+
+func TestRunBatchJobs(t *testing.T) {
+	// 3 nodes × 4 GPUs; 14 pods in batch jobs of 5: two shapes, so the
+	// first batch has two groups. 12 fit, 2 fail, and the batch that
+	// overflows places what fits.
+	pods := gpuPods(14, 1000)
+	for i := 0; i < 14; i += 2 {
+		pods[i].CPUMilli = 2000
+	}
+	res, outcomes, err := Run(context.Background(), Config{Nodes: gpuNodes(3, 4), Pods: pods, JobSize: 5, Clock: tickClock()})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if res.Submitted != 14 || res.Placed != 12 || res.Failed != 2 || res.GPUAllocationRatio != 1 {
+		t.Errorf("got submitted %d, placed %d, failed %d, ratio %v; want 14, 12, 2, 1", res.Submitted, res.Placed, res.Failed, res.GPUAllocationRatio)
+	}
+	jobs := map[string]int{}
+	perNode := map[string]int{}
+	for _, o := range outcomes {
+		jobs[o.JobID]++
+		if o.Placed == o.Failed {
+			t.Errorf("pod of %s: placed %t, failed %t; want exactly one", o.JobID, o.Placed, o.Failed)
+		}
+		if o.Placed {
+			perNode[o.NodeID]++
+		}
+	}
+	if len(jobs) != 3 || jobs["batch-0"] != 5 || jobs["batch-2"] != 4 {
+		t.Errorf("got pods per job %v, want batch-0..2 with 5, 5, 4", jobs)
+	}
+	for node, n := range perNode {
+		if n > 4 {
+			t.Errorf("node %s got %d single-GPU pods, has 4 GPUs", node, n)
+		}
+	}
+	// Three evaluations of 1 ms each, shared by their pods.
+	if res.ProcessSeconds != 0.003 {
+		t.Errorf("got process %v s, want 0.003 (three evaluations)", res.ProcessSeconds)
 	}
 }

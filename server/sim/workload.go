@@ -52,6 +52,32 @@ func Job(pod PodSpec, seq int) *structs.Job {
 	return job
 }
 
+// BatchJob returns one batch job for consecutive submissions, the seq-th
+// batch: pods of the same shape (resources and GPU spec) share a task
+// group, in order of first appearance, named "pod-<n>" with a count of
+// how many there are. It returns, per pod, the index of its group.
+func BatchJob(pods []PodSpec, seq int) (*structs.Job, []int) {
+	job := &structs.Job{ID: fmt.Sprintf("batch-%d", seq), Type: structs.JobTypeBatch, Datacenters: []string{Datacenter}}
+	groupOf := make([]int, len(pods))
+	byShape := map[string]int{}
+	for i, pod := range pods {
+		shape := fmt.Sprintf("%d/%d/%d/%d/%s", pod.CPUMilli, pod.MemoryMiB, pod.NumGPU, pod.GPUMilli, strings.Join(pod.GPUSpec, ","))
+		g, ok := byShape[shape]
+		if !ok {
+			g = len(job.TaskGroups)
+			byShape[shape] = g
+			tg := Job(pod, seq).TaskGroups[0]
+			tg.Name = fmt.Sprintf("%s-%d", TaskName, g)
+			tg.Count = 0
+			job.TaskGroups = append(job.TaskGroups, tg)
+		}
+		job.TaskGroups[g].Count++
+		groupOf[i] = g
+	}
+	job.Canonicalize()
+	return job, groupOf
+}
+
 // Arrivals returns the order in which pods are submitted.
 //
 // With inflation <= 0 every pod is submitted once, in file order. Else the

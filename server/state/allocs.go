@@ -18,7 +18,9 @@ func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) er
 	return s.Write(index, func(tx *Txn) error { return tx.UpsertAllocs(allocs) })
 }
 
-func upsertAllocTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation) error {
+// upsertAlloc writes one allocation of a plan result (see UpsertAllocs).
+func (tx *Txn) upsertAlloc(alloc *structs.Allocation) error {
+	txn, index := tx.txn, tx.index
 	if alloc == nil || alloc.ID == "" {
 		return fmt.Errorf("upsert alloc: missing ID: %w", structs.ErrInvalid)
 	}
@@ -53,7 +55,7 @@ func upsertAllocTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation) err
 	if err := txn.Insert(TableAllocs, a); err != nil {
 		return fmt.Errorf("upsert alloc %q: %w", a.ID, err)
 	}
-	return updateUsage(txn, existing, a)
+	return tx.updateUsage(existing, a)
 }
 
 // UpdateAllocsFromClient merges what a client reports (ClientStatus,
@@ -63,10 +65,26 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 	return s.Write(index, func(tx *Txn) error { return tx.UpdateAllocsFromClient(allocs) })
 }
 
+// terminalClientStatus reports whether a client status is final.
+func terminalClientStatus(status string) bool {
+	switch status {
+	case structs.AllocClientStatusComplete, structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
 // mergeClientUpdate returns a copy of existing with what the client
 // reported. A field the client left empty keeps its value.
 func mergeClientUpdate(existing, update *structs.Allocation) *structs.Allocation {
 	a := existing.Copy()
+	// A finished allocation stays finished: a late or repeated report of
+	// it pending or running (a retried update delivered out of order, a
+	// restarted client's view of an allocation the servers marked lost) is
+	// ignored, so it cannot hold its resources again.
+	if existing.ClientTerminalStatus() && !terminalClientStatus(update.ClientStatus) {
+		return a
+	}
 	if update.ClientStatus != "" {
 		a.ClientStatus = update.ClientStatus
 		a.ClientDescription = update.ClientDescription

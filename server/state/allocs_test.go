@@ -206,3 +206,33 @@ func TestJobSummary(t *testing.T) {
 		t.Errorf("absent job: got %v %v, want nil nil", none, err)
 	}
 }
+
+// TestClientUpdateNeverRevivesFinishedAlloc: a "running" report that
+// arrives after "complete" (a retried update delivered late) is ignored,
+// so the allocation does not hold its GPU again.
+func TestClientUpdateNeverRevivesFinishedAlloc(t *testing.T) {
+	s := newTestStore(t)
+	job := testJob("j", structs.JobTypeBatch)
+	must(t, s.UpsertNode(1, gpuTestNode("n1", 1)))
+	must(t, s.UpsertJob(2, job))
+	a := withDevices(testAlloc("a1", job, "n1", "e"), 100, &structs.AllocatedDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "H100", DeviceIDs: []string{"n1-gpu0"}})
+	must(t, s.UpsertAllocs(3, []*structs.Allocation{a}))
+	must(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusComplete}}))
+	must(t, s.UpdateAllocsFromClient(5, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning,
+		TaskStates: map[string]*structs.TaskState{"t": {State: structs.TaskStateRunning}}}}))
+	got, err := s.AllocByID(nil, "a1")
+	must(t, err)
+	if got.ClientStatus != structs.AllocClientStatusComplete || got.TaskStates["t"] != nil {
+		t.Errorf("after a late running report: status %q, task states %v; want complete, unchanged", got.ClientStatus, got.TaskStates)
+	}
+	u, err := s.NodeUsage(nil, "n1")
+	must(t, err)
+	if u.FreeGPUs != 1 {
+		t.Errorf("node has %d free GPUs, want its one GPU free", u.FreeGPUs)
+	}
+	// A later final report (failed after complete) is still taken.
+	must(t, s.UpdateAllocsFromClient(6, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}}))
+	if got, _ := s.AllocByID(nil, "a1"); got.ClientStatus != structs.AllocClientStatusFailed {
+		t.Errorf("final report after final: %q, want failed", got.ClientStatus)
+	}
+}

@@ -33,7 +33,7 @@ func upsertEvalTxn(txn *memdb.Txn, index uint64, eval *structs.Evaluation) error
 	if err := txn.Insert(TableEvals, e); err != nil {
 		return fmt.Errorf("upsert eval %q: %w", e.ID, err)
 	}
-	return nil
+	return queueEvalChanged(txn, existing, e) // queue_usage.go
 }
 
 // EvalByID returns the evaluation with id, or nil.

@@ -56,6 +56,9 @@ func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
 	if err := txn.Insert(TableJobs, j); err != nil {
 		return fmt.Errorf("upsert job %q: %w", j.ID, err)
 	}
+	if err := queueJobChanged(txn, existing, j); err != nil { // queue_usage.go
+		return err
+	}
 	return setIndex(txn, TableJobs, index)
 }
 

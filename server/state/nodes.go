@@ -38,6 +38,9 @@ func upsertNodeTxn(txn *memdb.Txn, index uint64, node *structs.Node) error {
 	if err := refreshUsageNode(txn, n.ID, n); err != nil {
 		return err
 	}
+	if err := countClusterGPUs(txn, existing, n); err != nil { // queue_usage.go
+		return err
+	}
 	return setIndex(txn, TableNodes, index)
 }
 

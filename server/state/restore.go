@@ -59,6 +59,14 @@ func (r *StateRestore) Commit() error {
 		r.txn.Abort()
 		return err
 	}
+	if err := rebuildQuotaCharges(r.txn); err != nil {
+		r.txn.Abort()
+		return err
+	}
+	if err := rebuildQueueUsage(r.txn); err != nil { // queue_usage.go
+		r.txn.Abort()
+		return err
+	}
 	r.txn.Commit()
 	return nil
 }

@@ -43,6 +43,22 @@ func Schema() *memdb.DBSchema {
 
 		// The operator's scheduler configuration (schedconfig.go).
 		TableSchedulerConfig: schedulerConfigTable(),
+		// Waiting gangs' reservations (reservations.go).
+		TableReservations: reservationsTable(),
+
+		// Namespaces, quotas and the quota usage derived from allocations
+		// (namespaces.go, quota.go).
+		TableNamespaces:     namespacesTable(),
+		TableQuotas:         quotasTable(),
+		TableQuotaCharges:   quotaChargesTable(),
+		TableNamespaceUsage: namespaceUsageTable(),
+
+		// Fair-share queues and their usage derived from jobs,
+		// evaluations, allocations and nodes (queue.go, queue_usage.go).
+		TableQueues:       queuesTable(),
+		TableQueueUsage:   queueUsageTable(),
+		TableQueueWaiting: queueWaitingTable(),
+		TableClusterGPUs:  clusterGPUsTable(),
 	}}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/server/scheduler/frag"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -19,6 +20,17 @@ type Txn struct {
 	// touched are the jobs whose evaluations or allocations changed: their
 	// status is refreshed before the commit.
 	touched map[jobKey]struct{}
+	// usage and tally are the derived rows (usage.go) this transaction
+	// changed, private copies written by flushDerived.
+	usage      map[string]*structs.NodeUsage
+	tally      *frag.Tally
+	priorities map[int]int
+	// quota is the change of each namespace's quota usage (quota.go),
+	// written by flushQuota.
+	quota map[string]structs.QuotaResources
+	// queueGPUs is the change of each queue's GPUs held, in percent of
+	// one GPU (queue_usage.go), written by flushQueues.
+	queueGPUs map[string]int64
 }
 
 // Write runs fn in one write transaction at index and commits it only if
@@ -29,6 +41,9 @@ func (s *StateStore) Write(index uint64, fn func(tx *Txn) error) error {
 	return s.write(func(txn *memdb.Txn) error {
 		tx := &Txn{txn: txn, index: index, touched: map[jobKey]struct{}{}}
 		if err := fn(tx); err != nil {
+			return err
+		}
+		if err := tx.flushDerived(); err != nil {
 			return err
 		}
 		return refreshJobStatuses(txn, index, tx.touched)
@@ -63,11 +78,17 @@ func (tx *Txn) EvalByID(id string) (*structs.Evaluation, error) {
 
 // UpsertNode is StateStore.UpsertNode inside the transaction.
 func (tx *Txn) UpsertNode(node *structs.Node) error {
+	if err := tx.flushDerived(); err != nil {
+		return err
+	}
 	return upsertNodeTxn(tx.txn, tx.index, node)
 }
 
 // UpdateNodeStatus is StateStore.UpdateNodeStatus inside the transaction.
 func (tx *Txn) UpdateNodeStatus(nodeID, status string, updatedAt int64) error {
+	if err := tx.flushDerived(); err != nil {
+		return err
+	}
 	existing, err := tx.NodeByID(nodeID)
 	if err != nil {
 		return err
@@ -85,11 +106,17 @@ func (tx *Txn) UpdateNodeStatus(nodeID, status string, updatedAt int64) error {
 	if err := refreshUsageNode(tx.txn, nodeID, n); err != nil {
 		return err
 	}
+	if err := countClusterGPUs(tx.txn, existing, n); err != nil { // queue_usage.go
+		return err
+	}
 	return setIndex(tx.txn, TableNodes, tx.index)
 }
 
 // DeleteNode is StateStore.DeleteNode inside the transaction.
 func (tx *Txn) DeleteNode(nodeID string) error {
+	if err := tx.flushDerived(); err != nil {
+		return err
+	}
 	existing, err := tx.NodeByID(nodeID)
 	if err != nil {
 		return err
@@ -101,6 +128,9 @@ func (tx *Txn) DeleteNode(nodeID string) error {
 		return fmt.Errorf("delete node %q: %w", nodeID, err)
 	}
 	if err := refreshUsageNode(tx.txn, nodeID, nil); err != nil {
+		return err
+	}
+	if err := countClusterGPUs(tx.txn, existing, nil); err != nil { // queue_usage.go
 		return err
 	}
 	return setIndex(tx.txn, TableNodes, tx.index)
@@ -119,6 +149,12 @@ func (tx *Txn) DeleteJob(namespace, jobID string) error {
 	}
 	if err := tx.txn.Delete(TableJobs, existing); err != nil {
 		return fmt.Errorf("delete job %q: %w", jobID, err)
+	}
+	if err := tx.DeleteReservation(namespace, jobID); err != nil {
+		return err
+	}
+	if err := queueJobChanged(tx.txn, existing, nil); err != nil { // queue_usage.go
+		return err
 	}
 	return setIndex(tx.txn, TableJobs, tx.index)
 }
@@ -140,7 +176,7 @@ func (tx *Txn) UpsertEvals(evals []*structs.Evaluation) error {
 // UpsertAllocs is StateStore.UpsertAllocs inside the transaction.
 func (tx *Txn) UpsertAllocs(allocs []*structs.Allocation) error {
 	for _, alloc := range allocs {
-		if err := upsertAllocTxn(tx.txn, tx.index, alloc); err != nil {
+		if err := tx.upsertAlloc(alloc); err != nil {
 			return err
 		}
 		tx.touch(alloc.Namespace, alloc.JobID)
@@ -171,7 +207,7 @@ func (tx *Txn) UpdateAllocsFromClient(allocs []*structs.Allocation) error {
 		if err := tx.txn.Insert(TableAllocs, a); err != nil {
 			return fmt.Errorf("update alloc %q: %w", a.ID, err)
 		}
-		if err := updateUsage(tx.txn, existing, a); err != nil {
+		if err := tx.updateUsage(existing, a); err != nil {
 			return err
 		}
 		tx.touch(a.Namespace, a.JobID)

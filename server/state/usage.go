@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"math"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -36,6 +37,10 @@ const TableWorkload = "gpu_workload"
 type workloadRow struct {
 	ID    string
 	Tally *frag.Tally
+	// Priorities counts the live allocations (GPU or not) per job
+	// priority, so a scheduler knows whether anything is low enough to
+	// preempt before it looks.
+	Priorities map[int]int
 }
 
 const workloadRowID = "cluster"
@@ -56,31 +61,49 @@ func (s *StateStore) GPUWorkload() (frag.Workload, error) {
 	return row.Tally.Workload(), nil
 }
 
-// countWorkload adds (sign 1) or removes (sign -1) the allocation's GPU
-// ask from the workload tally.
-func countWorkload(txn *memdb.Txn, a *structs.Allocation, sign int) error {
+// countWorkload adds (sign 1) or removes (sign -1) the allocation from
+// the transaction's copy of the workload row: its GPU ask to the tally,
+// its job's priority to the counts (written once, by flushDerived).
+func (tx *Txn) countWorkload(a *structs.Allocation, sign int) error {
+	if tx.tally == nil {
+		row, err := first[*workloadRow](nil, tx.txn, TableWorkload, indexID, workloadRowID)
+		if err != nil {
+			return err
+		}
+		tx.tally, tx.priorities = &frag.Tally{}, map[int]int{}
+		if row != nil {
+			tx.tally = row.Tally.Copy()
+			for p, n := range row.Priorities {
+				tx.priorities[p] = n
+			}
+		}
+	}
+	if a.Job != nil {
+		tx.priorities[a.Job.Priority] += sign
+		if tx.priorities[a.Job.Priority] <= 0 {
+			delete(tx.priorities, a.Job.Priority)
+		}
+	}
 	gpus, compute := a.GPUShape()
 	if gpus == 0 {
 		return nil
 	}
-	row, err := first[*workloadRow](nil, txn, TableWorkload, indexID, workloadRowID)
-	if err != nil {
-		return err
-	}
-	t := &frag.Tally{}
-	if row != nil {
-		t = row.Tally.Copy()
-	}
 	cpu, mem := a.Comparable()
 	if sign > 0 {
-		t.Add(gpus, compute, cpu, mem)
+		tx.tally.Add(gpus, compute, cpu, mem)
 	} else {
-		t.Remove(gpus, compute, cpu, mem)
-	}
-	if err := txn.Insert(TableWorkload, &workloadRow{ID: workloadRowID, Tally: t}); err != nil {
-		return fmt.Errorf("update gpu workload: %w", err)
+		tx.tally.Remove(gpus, compute, cpu, mem)
 	}
 	return nil
+}
+
+// LivePriorities counts the live allocations per job priority.
+func (s *StateStore) LivePriorities() (map[int]int, error) {
+	row, err := first[*workloadRow](nil, s.db.Txn(false), TableWorkload, indexID, workloadRowID)
+	if err != nil || row == nil {
+		return nil, err
+	}
+	return row.Priorities, nil
 }
 
 func usageTable() *memdb.TableSchema {
@@ -103,40 +126,76 @@ func countsForUsage(a *structs.Allocation) bool {
 
 // updateUsage moves a node's usage from old (nil: a new allocation) to
 // cur, both versions of one allocation.
-func updateUsage(txn *memdb.Txn, old, cur *structs.Allocation) error {
+func (tx *Txn) updateUsage(old, cur *structs.Allocation) error {
+	if err := tx.chargeQuota(old, cur); err != nil { // quota.go
+		return err
+	}
+	tx.chargeQueue(old, cur) // queue_usage.go
 	before, after := countsForUsage(old), countsForUsage(cur)
 	if before {
-		if err := addUsage(txn, old, -1); err != nil {
+		if err := tx.addUsage(old, -1); err != nil {
 			return err
 		}
 	}
 	if after {
-		return addUsage(txn, cur, 1)
+		return tx.addUsage(cur, 1)
 	}
 	return nil
 }
 
-func addUsage(txn *memdb.Txn, a *structs.Allocation, sign int) error {
-	u, err := usageOf(txn, a.NodeID)
-	if err != nil {
-		return err
-	}
-	if u == nil {
-		node, err := first[*structs.Node](nil, txn, TableNodes, indexID, a.NodeID)
+// addUsage adds (sign 1) or removes (sign -1) what a holds to or from the
+// transaction's copy of its node's usage row.
+func (tx *Txn) addUsage(a *structs.Allocation, sign int) error {
+	u, ok := tx.usage[a.NodeID]
+	if !ok {
+		stored, err := usageOf(tx.txn, a.NodeID)
 		if err != nil {
 			return err
 		}
-		u = &structs.NodeUsage{NodeID: a.NodeID}
-		u.Refresh(node)
-	} else {
-		u = u.Copy()
+		if stored == nil {
+			node, err := first[*structs.Node](nil, tx.txn, TableNodes, indexID, a.NodeID)
+			if err != nil {
+				return err
+			}
+			u = &structs.NodeUsage{NodeID: a.NodeID, Node: node}
+		} else {
+			u = stored.Copy()
+		}
+		if tx.usage == nil {
+			tx.usage = map[string]*structs.NodeUsage{}
+		}
+		tx.usage[a.NodeID] = u
 	}
 	u.Add(a, sign)
-	u.Refresh(u.Node)
-	if err := txn.Insert(TableUsage, u); err != nil {
-		return fmt.Errorf("update usage of node %q: %w", a.NodeID, err)
+	return tx.countWorkload(a, sign)
+}
+
+// flushDerived writes the usage rows and the workload tally the
+// transaction changed, each once however many allocations changed it: a
+// plan of thousands of allocations on hundreds of nodes inserts hundreds
+// of rows, not thousands. It runs before the commit and before any node
+// write (which refreshes the node's usage row from the table).
+func (tx *Txn) flushDerived() error {
+	if err := tx.flushQuota(); err != nil { // quota.go
+		return err
 	}
-	return countWorkload(txn, a, sign)
+	if err := tx.flushQueues(); err != nil { // queue_usage.go
+		return err
+	}
+	for nodeID, u := range tx.usage {
+		u.Refresh(u.Node)
+		if err := tx.txn.Insert(TableUsage, u); err != nil {
+			return fmt.Errorf("update usage of node %q: %w", nodeID, err)
+		}
+	}
+	clear(tx.usage)
+	if tx.tally != nil {
+		if err := tx.txn.Insert(TableWorkload, &workloadRow{ID: workloadRowID, Tally: tx.tally, Priorities: tx.priorities}); err != nil {
+			return fmt.Errorf("update gpu workload: %w", err)
+		}
+		tx.tally, tx.priorities = nil, nil
+	}
+	return nil
 }
 
 // refreshUsageNode points the node's usage at its new version (nil: the
@@ -170,7 +229,7 @@ func rebuildUsage(txn *memdb.Txn) error {
 	if _, err := txn.DeleteAll(TableWorkload, indexID); err != nil {
 		return fmt.Errorf("clear gpu workload: %w", err)
 	}
-	tally := &frag.Tally{}
+	tally, priorities := &frag.Tally{}, map[int]int{}
 	usage := map[string]*structs.NodeUsage{}
 	nodes, err := txn.Get(TableNodes, indexID)
 	if err != nil {
@@ -195,11 +254,17 @@ func rebuildUsage(txn *memdb.Txn) error {
 			usage[a.NodeID] = u
 		}
 		u.Add(a, 1)
+		if a.Job != nil {
+			priorities[a.Job.Priority]++
+		}
 		gpus, compute := a.GPUShape()
+		if gpus == 0 {
+			continue
+		}
 		cpu, mem := a.Comparable()
 		tally.Add(gpus, compute, cpu, mem)
 	}
-	if err := txn.Insert(TableWorkload, &workloadRow{ID: workloadRowID, Tally: tally}); err != nil {
+	if err := txn.Insert(TableWorkload, &workloadRow{ID: workloadRowID, Tally: tally, Priorities: priorities}); err != nil {
 		return fmt.Errorf("rebuild gpu workload: %w", err)
 	}
 	for _, u := range usage {
@@ -217,17 +282,52 @@ func (s *StateStore) NodeUsage(ws memdb.WatchSet, nodeID string) (*structs.NodeU
 	return first[*structs.NodeUsage](ws, s.db.Txn(false), TableUsage, indexID, nodeID)
 }
 
-// UsageByFreeGPUs walks the nodes with at least min wholly free healthy
-// GPUs, those with fewest first (UsageFrom on IndexFreeGPUs).
-func (s *StateStore) UsageByFreeGPUs(min int, fn func(*structs.NodeUsage) bool) error {
-	return s.UsageFrom(IndexFreeGPUs, min, fn)
+// UsageByFreeGPUs returns the nodes with at least min wholly free
+// healthy GPUs, those with fewest first (UsageFrom on IndexFreeGPUs).
+func (s *StateStore) UsageByFreeGPUs(min int) (next func() *structs.NodeUsage, err error) {
+	return s.UsageFrom(IndexFreeGPUs, min)
 }
 
-// UsageByFreeCompute walks the nodes with a healthy GPU that has at least
-// min percent of its compute free, the tightest first (UsageFrom on
+// UsageByFreeCompute returns the nodes with a healthy GPU that has at
+// least min percent of its compute free, the tightest first (UsageFrom on
 // IndexMaxFreeCompute).
-func (s *StateStore) UsageByFreeCompute(min int, fn func(*structs.NodeUsage) bool) error {
-	return s.UsageFrom(IndexMaxFreeCompute, min, fn)
+func (s *StateStore) UsageByFreeCompute(min int) (next func() *structs.NodeUsage, err error) {
+	return s.UsageFrom(IndexMaxFreeCompute, min)
+}
+
+// UsageByFreeGPUsDesc returns the nodes with at least min wholly free
+// healthy GPUs, those with most first.
+func (s *StateStore) UsageByFreeGPUsDesc(min int) (next func() *structs.NodeUsage, err error) {
+	return s.usageDesc(IndexFreeGPUs, min, func(u *structs.NodeUsage) int { return u.FreeGPUs })
+}
+
+// UsageByFreeComputeDesc returns the nodes with a healthy GPU that has at
+// least min percent of its compute free, those with most first.
+func (s *StateStore) UsageByFreeComputeDesc(min int) (next func() *structs.NodeUsage, err error) {
+	return s.usageDesc(IndexMaxFreeCompute, min, func(u *structs.NodeUsage) int { return u.MaxFreeCompute })
+}
+
+// usageDesc returns the usage rows in descending order of index, down to
+// those whose value (key) is min.
+func (s *StateStore) usageDesc(index string, min int, key func(*structs.NodeUsage) int) (func() *structs.NodeUsage, error) {
+	iter, err := s.db.Txn(false).ReverseLowerBound(TableUsage, index, math.MaxInt32)
+	if err != nil {
+		return nil, fmt.Errorf("walk usage by %s: %w", index, err)
+	}
+	done := false
+	return func() *structs.NodeUsage {
+		for raw := iter.Next(); raw != nil && !done; raw = iter.Next() {
+			u := raw.(*structs.NodeUsage)
+			if key(u) < min {
+				done = true
+				break
+			}
+			if u.Node != nil {
+				return u
+			}
+		}
+		return nil
+	}, nil
 }
 
 // UsageUnderFreeGPUs walks the nodes with fewer than max wholly free
@@ -262,23 +362,23 @@ func (s *StateStore) usageUnder(index string, max int, fn func(*structs.NodeUsag
 	return nil
 }
 
-// UsageFrom walks the nodes' usage in ascending order of index
+// UsageFrom returns the nodes' usage in ascending order of index
 // (IndexFreeGPUs or IndexMaxFreeCompute), from the first with at least
-// min, calling fn until it returns false. Rows of deregistered nodes
-// (Node nil) are skipped.
-func (s *StateStore) UsageFrom(index string, min int, fn func(*structs.NodeUsage) bool) error {
+// min: each call of next returns the next row, nil at the end. The rows
+// are those of the store as it was when UsageFrom was called, however
+// long the caller takes. Rows of deregistered nodes (Node nil) are
+// skipped.
+func (s *StateStore) UsageFrom(index string, min int) (next func() *structs.NodeUsage, err error) {
 	iter, err := s.db.Txn(false).LowerBound(TableUsage, index, min)
 	if err != nil {
-		return fmt.Errorf("walk usage by %s: %w", index, err)
+		return nil, fmt.Errorf("walk usage by %s: %w", index, err)
 	}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		u := raw.(*structs.NodeUsage)
-		if u.Node == nil {
-			continue
+	return func() *structs.NodeUsage {
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			if u := raw.(*structs.NodeUsage); u.Node != nil {
+				return u
+			}
 		}
-		if !fn(u) {
-			return nil
-		}
-	}
-	return nil
+		return nil
+	}, nil
 }

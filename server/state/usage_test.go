@@ -1,7 +1,11 @@
 package state
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+
+	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -63,14 +67,22 @@ func TestUsageFollowsAllocations(t *testing.T) {
 	// The index walk meets nodes with at least 1 free GPU, fullest first.
 	must(t, s.UpsertNode(6, gpuTestNode("n2", 4)))
 	var order []string
-	must(t, s.UsageFrom(IndexFreeGPUs, 1, func(u *structs.NodeUsage) bool { order = append(order, u.NodeID); return true }))
+	next, err := s.UsageFrom(IndexFreeGPUs, 1)
+	must(t, err)
+	for u := next(); u != nil; u = next() {
+		order = append(order, u.NodeID)
+	}
 	if len(order) != 2 || order[0] != "n1" || order[1] != "n2" {
 		t.Errorf("walk from 1 free GPU = %v, want [n1 n2]", order)
 	}
-	var slices []string
-	must(t, s.UsageFrom(IndexMaxFreeCompute, 50, func(u *structs.NodeUsage) bool { slices = append(slices, u.NodeID); return true }))
-	if len(slices) != 2 {
-		t.Errorf("walk from 50%% free compute = %v, want both nodes", slices)
+	var sliced []string
+	next, err = s.UsageFrom(IndexMaxFreeCompute, 50)
+	must(t, err)
+	for u := next(); u != nil; u = next() {
+		sliced = append(sliced, u.NodeID)
+	}
+	if len(sliced) != 2 {
+		t.Errorf("walk from 50%% free compute = %v, want both nodes", sliced)
 	}
 }
 
@@ -90,5 +102,73 @@ func TestUsageRebuiltOnRestore(t *testing.T) {
 	must(t, err)
 	if u == nil || u.CPU != 1000 || u.FreeGPUs != 1 {
 		t.Fatalf("usage after restore = %+v, want cpu 1000 and 1 free GPU", u)
+	}
+}
+
+// TestUsageOneTxnAllocsAndNode writes allocations and node changes in one
+// transaction, in both orders: the usage row, written once at the end for
+// the allocations, must hold them all and point at the node's last
+// version, and must match a rebuild from scratch.
+func TestUsageOneTxnAllocsAndNode(t *testing.T) {
+	s := newTestStore(t)
+	job := testJob("j", structs.JobTypeBatch)
+	must(t, s.UpsertNode(1, gpuTestNode("n1", 4)))
+	must(t, s.UpsertJob(2, job))
+	gpu := func(id, dev string) *structs.Allocation {
+		return withDevices(testAlloc(id, job, "n1", "e"), 100, &structs.AllocatedDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "H100", DeviceIDs: []string{dev}})
+	}
+	must(t, s.Write(3, func(tx *Txn) error {
+		if err := tx.UpsertAllocs([]*structs.Allocation{gpu("a1", "n1-gpu0"), gpu("a2", "n1-gpu1")}); err != nil {
+			return err
+		}
+		if err := tx.UpdateNodeStatus("n1", structs.NodeStatusDown, 3); err != nil {
+			return err
+		}
+		return tx.UpsertAllocs([]*structs.Allocation{gpu("a3", "n1-gpu2")})
+	}))
+	u, err := s.NodeUsage(nil, "n1")
+	must(t, err)
+	if u.Allocs != 3 || u.CPU != 300 || u.FreeGPUs != 1 || u.Node.Status != structs.NodeStatusDown {
+		t.Fatalf("usage = allocs %d cpu %d free %d status %q, want 3 300 1 down", u.Allocs, u.CPU, u.FreeGPUs, u.Node.Status)
+	}
+	row, err := first[*workloadRow](nil, s.db.Txn(false), TableWorkload, indexID, workloadRowID)
+	must(t, err)
+	if row == nil || row.Tally.Len() != 3 {
+		t.Errorf("workload tally = %+v, want 3 single-GPU asks", row)
+	}
+
+	// The rows equal a rebuild from the allocations and nodes.
+	must(t, s.write(func(txn *memdb.Txn) error { return rebuildUsage(txn) }))
+	rebuilt, err := s.NodeUsage(nil, "n1")
+	must(t, err)
+	if rebuilt.Allocs != u.Allocs || rebuilt.CPU != u.CPU || rebuilt.FreeGPUs != u.FreeGPUs || rebuilt.Node != u.Node {
+		t.Errorf("rebuilt usage %+v differs from the incremental %+v", rebuilt, u)
+	}
+}
+
+// TestUsageDescendingWalk: the spread algorithm's walk meets the nodes
+// with at least min free GPUs, most free first, and stops at min.
+func TestUsageDescendingWalk(t *testing.T) {
+	s := newTestStore(t)
+	for i, gpus := range []int{3, 1, 4, 0, 2} {
+		must(t, s.UpsertNode(uint64(i+1), gpuTestNode(fmt.Sprintf("n%d", gpus), gpus)))
+	}
+	var got []string
+	next, err := s.UsageByFreeGPUsDesc(2)
+	must(t, err)
+	for u := next(); u != nil; u = next() {
+		got = append(got, u.NodeID)
+	}
+	if want := []string{"n4", "n3", "n2"}; !slices.Equal(got, want) {
+		t.Errorf("walk down to 2 free GPUs = %v, want %v", got, want)
+	}
+	got = got[:0]
+	next, err = s.UsageByFreeComputeDesc(100)
+	must(t, err)
+	for u := next(); u != nil; u = next() {
+		got = append(got, u.NodeID)
+	}
+	if len(got) != 4 || got[3] == "n0" {
+		t.Errorf("walk down to a whole free GPU = %v, want the four nodes with one", got)
 	}
 }

@@ -19,6 +19,7 @@ type migDevice struct {
 	uuid    string
 	profile string // "1g.5gb"
 	memMB   uint64
+	compute int // percent of the parent GPU's compute slices
 }
 
 // migEnabled reports whether MIG mode is on (currently active) for dev.
@@ -39,11 +40,16 @@ func migEnabled(dev nvml.Device) bool {
 func readMIG(dev nvml.Device, parentUUID string) []migDevice {
 	uuids := migUUIDs(dev)
 	out := []migDevice{} // non-nil: the GPU is in MIG mode even with no instances
+	var infos []nvml.GpuInstanceProfileInfo
+	var gpuSlices uint32 // the GPU's compute slices: its largest profile's
 	for p := 0; p < nvml.GPU_INSTANCE_PROFILE_COUNT; p++ {
 		info, ret := call(func() (nvml.GpuInstanceProfileInfo, nvml.Return) { return dev.GetGpuInstanceProfileInfo(p) })
-		if ret != nvml.SUCCESS {
-			continue
+		if ret == nvml.SUCCESS {
+			infos = append(infos, info)
+			gpuSlices = max(gpuSlices, info.SliceCount)
 		}
+	}
+	for _, info := range infos {
 		gis, ret := call(func() ([]nvml.GpuInstance, nvml.Return) { return dev.GetGpuInstances(&info) })
 		if ret != nvml.SUCCESS {
 			continue
@@ -60,10 +66,19 @@ func readMIG(dev nvml.Device, parentUUID string) []migDevice {
 			if uuid == "" {
 				uuid = fmt.Sprintf("MIG-%s/%d/0", parentUUID, id)
 			}
-			out = append(out, migDevice{uuid: uuid, profile: ProfileName(info), memMB: info.MemorySizeMB})
+			out = append(out, migDevice{uuid: uuid, profile: ProfileName(info), memMB: info.MemorySizeMB, compute: migCompute(info.SliceCount, gpuSlices)})
 		}
 	}
 	return out
+}
+
+// migCompute is a profile's share of its GPU's compute slices in percent
+// (3 of 7 -> 42, 1 of 4 -> 25).
+func migCompute(profileSlices, gpuSlices uint32) int {
+	if gpuSlices == 0 {
+		return 0
+	}
+	return int(profileSlices * 100 / gpuSlices)
 }
 
 // migUUIDs maps GPU instance IDs to MIG device UUIDs through NVML's MIG
@@ -130,6 +145,9 @@ func migGroups(gpus []*gpu) []*structs.NodeDeviceResource {
 					structs.DeviceAttrMIGProfile: m.profile,
 					DeviceAttrMIGParent:          g.uuid,
 				},
+			}
+			if m.compute > 0 {
+				inst.Attributes[structs.DeviceAttrMIGCompute] = strconv.Itoa(m.compute)
 			}
 			for _, k := range []string{structs.DeviceAttrPCIBusID, structs.DeviceAttrNUMANode} {
 				if v, ok := g.instance.Attributes[k]; ok {

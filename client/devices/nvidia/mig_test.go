@@ -63,11 +63,12 @@ func TestFingerprintMIG(t *testing.T) {
 	tests := []struct {
 		group, profile, memory string
 		ids                    []string
+		compute                string
 	}{
-		{model, "", "40 GiB", nil},
-		{model + " MIG 1g.5gb", "1g.5gb", "4.75 GiB", []string{"MIG-" + devs[0].UUID + "/0/0", "MIG-" + devs[0].UUID + "/1/0"}},
-		{model + " MIG 3g.20gb", "3g.20gb", "19.5 GiB", []string{"MIG-" + devs[0].UUID + "/2/0"}},
-		{model + " MIG 7g.40gb", "7g.40gb", "39.25 GiB", []string{migUUID}},
+		{model, "", "40 GiB", nil, ""},
+		{model + " MIG 1g.5gb", "1g.5gb", "4.75 GiB", []string{"MIG-" + devs[0].UUID + "/0/0", "MIG-" + devs[0].UUID + "/1/0"}, "14"},
+		{model + " MIG 3g.20gb", "3g.20gb", "19.5 GiB", []string{"MIG-" + devs[0].UUID + "/2/0"}, "42"},
+		{model + " MIG 7g.40gb", "7g.40gb", "39.25 GiB", []string{migUUID}, "100"},
 	}
 	if len(groups) != len(tests) {
 		t.Fatalf("got %d groups, want %d", len(groups), len(tests))
@@ -98,6 +99,9 @@ func TestFingerprintMIG(t *testing.T) {
 			var ids []string
 			for _, in := range g.Instances {
 				ids = append(ids, in.ID)
+				if got := in.Attributes[structs.DeviceAttrMIGCompute]; got != tt.compute {
+					t.Errorf("instance %s mig_compute = %q, want %q", in.ID, got, tt.compute)
+				}
 				if in.Attributes[structs.DeviceAttrMIGProfile] != tt.profile || !strings.HasPrefix(in.Attributes[DeviceAttrMIGParent], "GPU-") || !in.Healthy {
 					t.Errorf("instance %s attributes %v healthy %v", in.ID, in.Attributes, in.Healthy)
 				}

@@ -18,39 +18,33 @@ type instanceRef struct {
 }
 
 // deviceMatcher finds, per node, the instances each device request may
-// use by name and constraints (health and use aside). Results are
-// memoized per node: a Stack lives for one evaluation, and nodes do not
-// change within it. DeviceConstraintFilter and DeviceFit share one.
+// use by name and constraints (health and use aside). It remembers only
+// the last node it matched: the Stack keeps each node's result in its
+// NodeCache, next to the filters' verdict.
 type deviceMatcher struct {
-	asks    []deviceAsk
-	checker *Checker
-	memo    map[string]*nodeDevices
+	asks     []deviceAsk
+	checker  *Checker
+	lastNode *structs.Node
+	last     *nodeDevices
 }
 
 // nodeDevices is a node's matching instances per request, sorted by ID,
 // and why the node cannot serve some request at all ("" when it can).
+// It is shared between evaluations (see NodeCache) and never changed
+// once built.
 type nodeDevices struct {
 	perAsk [][]instanceRef
 	reason string
-	insts  []*structs.NodeDevice // by instanceRef.pos
-	links  linkMatrix            // built on first use
-}
-
-// linkMatrix returns the link ranks between the matched instances.
-func (nd *nodeDevices) linkMatrix() linkMatrix {
-	if nd.links == nil {
-		nd.links = newLinkMatrix(nd.insts)
-	}
-	return nd.links
+	links  linkMatrix // between the matched instances, by instanceRef.pos
 }
 
 func newDeviceMatcher(asks []deviceAsk, checker *Checker) *deviceMatcher {
-	return &deviceMatcher{asks: asks, checker: checker, memo: map[string]*nodeDevices{}}
+	return &deviceMatcher{asks: asks, checker: checker}
 }
 
 func (m *deviceMatcher) match(n *structs.Node) *nodeDevices {
-	if nd, ok := m.memo[n.ID]; ok {
-		return nd
+	if m.lastNode == n {
+		return m.last
 	}
 	nd := &nodeDevices{perAsk: make([][]instanceRef, len(m.asks))}
 	var insts []*structs.NodeDevice
@@ -69,8 +63,8 @@ func (m *deviceMatcher) match(n *structs.Node) *nodeDevices {
 			nd.reason = reason
 		}
 	}
-	nd.insts = insts
-	m.memo[n.ID] = nd
+	nd.links = newLinkMatrix(insts)
+	m.lastNode, m.last = n, nd
 	return nd
 }
 
@@ -147,8 +141,12 @@ func (f *DeviceFit) Fit(c *Candidate) (bool, string) {
 	if len(f.devices.asks) == 0 {
 		return true, ""
 	}
-	nd := f.devices.match(c.Node)
-	c.chosen = make([][]instanceRef, len(f.devices.asks))
+	nd := c.devices
+	if nd == nil {
+		nd = f.devices.match(c.Node)
+	}
+	c.chosen = slices.Grow(c.chosen[:0], len(f.devices.asks))[:len(f.devices.asks)]
+	clear(c.chosen)
 	for i, a := range f.devices.asks {
 		var chosen []instanceRef
 		var why string
@@ -192,9 +190,12 @@ func (f *DeviceFit) whole(c *Candidate, a deviceAsk, nd *nodeDevices, matching [
 			// Never fits here, whatever ends: say so apart from "busy".
 			return nil, fmt.Sprintf("devices: %s: node has %d matching, need %d", a.req.Name, len(matching), need)
 		}
+		if c.Usage.HeldFor != "" {
+			return nil, fmt.Sprintf("devices: %s: free GPUs held for waiting gang %q", a.req.Name, c.Usage.HeldFor)
+		}
 		return nil, fmt.Sprintf("devices: %s: %d of %d free, need %d", a.req.Name, len(free), len(matching), need)
 	}
-	chosen := f.picker.Pick(free, need, a.req.Topology, nd.linkMatrix())
+	chosen := f.picker.Pick(free, need, a.req.Topology, nd.links)
 	if chosen == nil {
 		return nil, fmt.Sprintf("devices: %s: no %d free instances share one %s domain", a.req.Name, need, a.req.Topology)
 	}
@@ -202,14 +203,17 @@ func (f *DeviceFit) whole(c *Candidate, a deviceAsk, nd *nodeDevices, matching [
 }
 
 // slices chooses count instances with room for the slice, tightest free
-// compute first (then lowest ID).
+// compute first (then lowest ID), among those whose sharing mode takes
+// slices; a free MIG instance that holds the slice comes first, taken
+// whole (sharing.go).
 func (f *DeviceFit) slices(c *Candidate, a deviceAsk, matching []instanceRef) ([]instanceRef, string) {
 	need := max(int(a.req.Count), 1)
 	compute, mem := max(a.req.Compute, 1), a.req.MemoryMB
 	free := f.free[:0]
 	computeRoom := false
+	var scan sliceScan // the node's sharing modes (sharing.go)
 	for _, r := range matching {
-		if !r.inst.Healthy || taken(c, r.inst.ID) {
+		if !r.inst.Healthy || taken(c, r.inst.ID) || !scan.admit(c, r, a.req) {
 			continue
 		}
 		use := c.Usage.Devices[r.inst.ID]
@@ -223,7 +227,13 @@ func (f *DeviceFit) slices(c *Candidate, a deviceAsk, matching []instanceRef) ([
 		free = append(free, r)
 	}
 	f.free = free
+	if chosen := scan.pickMIG(need); chosen != nil {
+		return chosen, ""
+	}
 	if len(free) < need {
+		if why := scan.reason(a.req); why != "" {
+			return nil, why
+		}
 		if computeRoom && mem > 0 {
 			return nil, fmt.Sprintf("devices: %s: GPU memory exhausted, need %s free on one GPU", a.req.Name, structs.FormatBytes(mem<<20))
 		}
@@ -244,7 +254,7 @@ func allocatedDevices(chosen []instanceRef, req *structs.RequestedDevice) []*str
 		d, ok := byGroup[r.group]
 		if !ok {
 			d = &structs.AllocatedDeviceResource{Vendor: r.group.Vendor, Type: r.group.Type, Name: r.group.Name}
-			if isSlice(req) {
+			if isSlice(req) && !heldWhole(r) {
 				d.Compute, d.MemoryMB = req.Compute, req.MemoryMB
 			}
 			byGroup[r.group] = d

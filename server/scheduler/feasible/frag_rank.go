@@ -71,14 +71,15 @@ func (r *FragRank) Score(c *Candidate) float64 {
 	return math.Max(-1, math.Min(1, -delta/fragScale))
 }
 
-// taking is how much of the instance's free compute the placement takes.
+// taking is how much of the instance's free compute the placement takes
+// (a MIG instance chosen for a slice is taken whole).
 func (r *FragRank) taking(c *Candidate, id string, free int) int {
 	for i, chosen := range c.chosen {
 		for _, ref := range chosen {
 			if ref.inst.ID != id {
 				continue
 			}
-			if req := r.ask.devices[i].req; isSlice(req) {
+			if req := r.ask.devices[i].req; isSlice(req) && !heldWhole(ref) {
 				return min(max(req.Compute, 1), free)
 			}
 			return free

@@ -29,10 +29,11 @@ type Candidate struct {
 	Usage     *structs.NodeUsage
 	JobAllocs []*structs.Allocation
 
-	chosen [][]instanceRef // per device ask
-	scores []float64       // per ranker
-	score  float64
-	tie    uint64
+	devices *nodeDevices    // the node's matching instances, when known
+	chosen  [][]instanceRef // per device ask
+	scores  []float64       // per ranker
+	score   float64
+	tie     uint64
 }
 
 // Option is the node chosen for one placement and what the allocation
@@ -71,6 +72,11 @@ func WithWorkload(w frag.Workload) StackOption { return func(s *Stack) { s.workl
 // WithLimit sets how many feasible nodes a placement scores before it
 // stops looking; 0 scores every node.
 func WithLimit(n int) StackOption { return func(s *Stack) { s.limit = n } }
+
+// WithNodeCache shares c between the Stacks of many evaluations, so each
+// node's filter verdict and device matches are worked out once per kind
+// of ask (by default a Stack has a cache of its own).
+func WithNodeCache(c *NodeCache) StackOption { return func(s *Stack) { s.cache = c } }
 
 // WithCandidateFilter adds a candidate filter built outside the stack: one
 // that counts the whole job's allocations, like distinct_property. If it
@@ -111,7 +117,12 @@ type Stack struct {
 	fits             []Fit
 	rankers          []ranker
 
-	verdicts   map[string]string // filter verdict per node ID ("" passes)
+	penalty    *ReschedulePenaltyRank
+	candidates []*Candidate // scratch: the current walk's, reused by the next
+	used       int          // candidates handed out in the current walk
+	cache      *NodeCache   // the filters' verdicts and device matches
+	kind       string       // the ask's key in cache
+	matcher    *deviceMatcher
 	spreadLive []*structs.Node
 	trackers   []placedTracker
 }
@@ -123,10 +134,14 @@ func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...Stac
 	a := newAsk(job, tg)
 	checker := NewChecker()
 	devices := newDeviceMatcher(a.devices, checker)
-	s := &Stack{ask: a, seed: seed, algorithm: AlgorithmFGD, limit: DefaultLimit, verdicts: map[string]string{}}
+	s := &Stack{ask: a, seed: seed, algorithm: AlgorithmFGD, limit: DefaultLimit, matcher: devices}
 	for _, o := range opts {
 		o(s)
 	}
+	if s.cache == nil {
+		s.cache = NewNodeCache()
+	}
+	s.kind = askKind(a, job.Datacenters)
 
 	s.filters = []Filter{
 		// The node is up, not draining, and eligible.
@@ -161,6 +176,9 @@ func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...Stac
 	}
 	// Spread the group's own allocations.
 	s.rank(NewJobAntiAffinityRank(job, tg), 1)
+	// Leave the nodes where the placement's predecessors failed.
+	s.penalty = &ReschedulePenaltyRank{}
+	s.rank(s.penalty, penaltyWeight)
 	// Keep GPU nodes free for GPU work.
 	if a.gpus == 0 {
 		s.rank(GPUReserveRank{}, 1)
@@ -180,8 +198,8 @@ func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...Stac
 		s.rank(r, r.StageWeight())
 		s.limit = 0 // any node may hold the value that is short
 	}
-	if s.algorithm == AlgorithmSpread {
-		s.limit = 0
+	if s.algorithm == AlgorithmSpread && a.gpus == 0 {
+		s.limit = 0 // no GPU order to walk emptiest first
 	}
 	for _, f := range s.candidateFilters {
 		if t, ok := f.(placedTracker); ok {
@@ -200,6 +218,10 @@ func (s *Stack) rank(r Ranker, weight float64) {
 	s.rankers = append(s.rankers, ranker{Ranker: r, weight: weight})
 }
 
+// GPUShare is how many GPUs one placement of the group takes, slices by
+// their compute share.
+func (s *Stack) GPUShare() float64 { return s.ask.gpuShare() }
+
 // Order is the order a placement wants candidate nodes in: the fullest
 // that may still fit first. Walks in other orders are View's choice.
 func (s *Stack) Order() Order {
@@ -207,9 +229,9 @@ func (s *Stack) Order() Order {
 	case s.limit == 0:
 		return Order{By: OrderAll}
 	case s.ask.sliceCompute > 0 && s.ask.gpus == s.ask.sliceGPUs:
-		return Order{By: OrderFreeCompute, Min: s.ask.sliceCompute}
+		return Order{By: OrderFreeCompute, Min: s.ask.sliceCompute, Emptiest: s.algorithm == AlgorithmSpread}
 	default:
-		return Order{By: OrderFreeGPUs, Min: s.ask.gpus - s.ask.sliceGPUs}
+		return Order{By: OrderFreeGPUs, Min: s.ask.gpus - s.ask.sliceGPUs, Emptiest: s.algorithm == AlgorithmSpread}
 	}
 }
 
@@ -241,15 +263,53 @@ func (s *Stack) Select(view View) (*Option, *structs.AllocMetric, error) {
 	if best == nil {
 		return nil, m, nil
 	}
+	return s.choose(best), m, nil
+}
+
+// SelectOn is Select on node n alone, as if it held u (the scheduler's
+// preemption asks it with some allocations taken off the node's usage): it
+// returns the option when n passes the filters and fits, else nil.
+func (s *Stack) SelectOn(view View, n *structs.Node, u *structs.NodeUsage) *Option {
+	c := s.fitOn(view, n, u)
+	if c == nil {
+		return nil
+	}
+	return s.choose(c)
+}
+
+// FitsOn reports whether SelectOn would place on n with u, without
+// counting a placement.
+func (s *Stack) FitsOn(view View, n *structs.Node, u *structs.NodeUsage) bool {
+	return s.fitOn(view, n, u) != nil
+}
+
+func (s *Stack) fitOn(view View, n *structs.Node, u *structs.NodeUsage) *Candidate {
+	v := s.verdict(n)
+	if v.filtered {
+		return nil
+	}
+	s.used = 0
+	c := s.candidate(n, view, v.devices)
+	c.Usage = u
+	if !s.admit(c, &structs.AllocMetric{}) {
+		return nil
+	}
+	s.score(c)
+	return c
+}
+
+// choose makes c the placement: the trackers count it, and the option
+// carries what the allocation holds there.
+func (s *Stack) choose(c *Candidate) *Option {
 	for _, t := range s.trackers {
-		t.Placed(best.Node)
+		t.Placed(c.Node)
 	}
 	return &Option{
-		Node:      best.Node,
-		Resources: s.ask.resources(s.devices(best)),
-		Scores:    s.scoreMap(best),
-		Score:     best.score,
-	}, m, nil
+		Node:      c.Node,
+		Resources: s.ask.resources(s.devices(c)),
+		Scores:    s.scoreMap(c),
+		Score:     c.score,
+	}
 }
 
 // belowKey is why a node below the order's minimum cannot hold the ask,
@@ -314,6 +374,7 @@ func (s *Stack) walk(view View, order Order) (*Candidate, *structs.AllocMetric, 
 	var best *Candidate
 	var top []*Candidate
 	found := 0
+	s.used = 0
 	err := view.Walk(order, func(n *structs.Node) bool {
 		m.NodesEvaluated++
 		if order.By == OrderAll && n.Ready() {
@@ -322,11 +383,12 @@ func (s *Stack) walk(view View, order Order) (*Candidate, *structs.AllocMetric, 
 			}
 			m.NodesAvailable[n.Datacenter]++
 		}
-		if reason := s.verdict(n); reason != "" {
-			m.FilterNode(reason)
+		v := s.verdict(n)
+		if v.filtered {
+			m.FilterNode(v.reason)
 			return true
 		}
-		c := &Candidate{Node: n, Usage: view.Usage(n), JobAllocs: view.JobAllocs(n.ID)}
+		c := s.candidate(n, view, v.devices)
 		if !s.admit(c, m) {
 			return true
 		}
@@ -349,20 +411,40 @@ func (s *Stack) walk(view View, order Order) (*Candidate, *structs.AllocMetric, 
 	return best, m, nil
 }
 
-// verdict runs the node filters once per node and remembers the answer.
-func (s *Stack) verdict(n *structs.Node) string {
-	if reason, ok := s.verdicts[n.ID]; ok {
-		return reason
+// candidate returns a Candidate for n from the Stack's scratch space:
+// valid until the next walk, which reuses it (a placement walk meets tens
+// of nodes; most are forgotten at once).
+func (s *Stack) candidate(n *structs.Node, view View, devices *nodeDevices) *Candidate {
+	var c *Candidate
+	if s.used < len(s.candidates) {
+		c = s.candidates[s.used]
+		*c = Candidate{chosen: c.chosen[:0], scores: c.scores[:0]}
+	} else {
+		c = &Candidate{}
+		s.candidates = append(s.candidates, c)
 	}
-	reason := ""
+	s.used++
+	c.Node, c.Usage, c.JobAllocs, c.devices = n, view.Usage(n), view.JobAllocs(n.ID), devices
+	return c
+}
+
+// verdict runs the node filters and matches the device requests once
+// per node object and kind of ask (see NodeCache).
+func (s *Stack) verdict(n *structs.Node) *nodeVerdict {
+	if v := s.cache.lookup(n, s.kind); v != nil {
+		return v
+	}
+	v := &nodeVerdict{}
 	for _, f := range s.filters {
 		if ok, why := f.Filter(n); !ok {
-			reason = why
+			v.filtered, v.reason = true, why
 			break
 		}
 	}
-	s.verdicts[n.ID] = reason
-	return reason
+	if !v.filtered && len(s.ask.devices) > 0 {
+		v.devices = s.matcher.match(n)
+	}
+	return s.cache.store(n, s.kind, v)
 }
 
 // admit runs the candidate filters and fits, recording a rejection in m.
@@ -384,7 +466,7 @@ func (s *Stack) admit(c *Candidate, m *structs.AllocMetric) bool {
 
 // score scores c with every ranker; its score is their weighted mean.
 func (s *Stack) score(c *Candidate) {
-	c.scores = make([]float64, len(s.rankers))
+	c.scores = slices.Grow(c.scores[:0], len(s.rankers))[:len(s.rankers)]
 	sum, weights := 0.0, 0.0
 	for i, r := range s.rankers {
 		c.scores[i] = r.Score(c)

@@ -68,6 +68,9 @@ func (TopologyPicker) Pick(free []instanceRef, count int, topology string, links
 	if count <= 0 || count > len(free) {
 		return nil
 	}
+	if count == 1 {
+		return pickOne(free, links)
+	}
 	p := picking{free: free, links: links, topology: topology, in: make([]bool, len(free)), set: make([]int, 0, count)}
 	var best []int
 	bestInternal, bestCut := -1, 0
@@ -90,6 +93,26 @@ func (TopologyPicker) Pick(free []instanceRef, count int, topology string, links
 		out[i] = free[idx]
 	}
 	return out
+}
+
+// pickOne is Pick for one instance: every single instance is equally
+// connected inside, so the choice is the one whose good links to the other
+// free instances are fewest (lowest ID among equals). It is the common
+// case, done without Pick's scratch space.
+func pickOne(free []instanceRef, links linkMatrix) []instanceRef {
+	best, bestCut := 0, -1
+	for i, r := range free {
+		cut := 0
+		for j, o := range free {
+			if j != i {
+				cut += int(links[r.pos][o.pos])
+			}
+		}
+		if bestCut < 0 || cut < bestCut {
+			best, bestCut = i, cut
+		}
+	}
+	return []instanceRef{free[best]}
 }
 
 // picking is the working state of one Pick.

@@ -20,6 +20,9 @@ const (
 type Order struct {
 	By  int
 	Min int
+	// Emptiest walks the ordered nodes the other way: most free first
+	// (the spread algorithm).
+	Emptiest bool
 }
 
 // View is the cluster as one placement sees it: the plan built so far

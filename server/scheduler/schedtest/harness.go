@@ -102,7 +102,8 @@ func (h *Harness) Process(eval *structs.Evaluation) error {
 // structs.AllocsFit, Node.DeviceProblem for new allocations; in-place
 // updates must still be live there) and commits only the nodes that
 // still fit; if any is refused the result carries a
-// RefreshIndex and a fresh snapshot.
+// RefreshIndex and a fresh snapshot. An AllAtOnce plan commits whole or
+// not at all. The plan's gang reservation changes are stored with it.
 func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
 	snap, err := h.State.Snapshot()
 	if err != nil {
@@ -116,13 +117,24 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 			stopping[a.ID] = true
 		}
 	}
-	var write []*structs.Allocation
-	for _, nodeID := range planNodes(plan) {
-		reason := ""
+	nodes := planNodes(plan)
+	reasons := make([]string, len(nodes))
+	refused := ""
+	for i, nodeID := range nodes {
 		if h.Reject != nil && h.Reject(plan, nodeID) {
-			reason = "rejected by test"
-		} else if reason, err = checkNode(snap, nodeID, plan, stopping); err != nil {
+			reasons[i] = "rejected by test"
+		} else if reasons[i], err = checkNode(snap, nodeID, plan, stopping); err != nil {
 			return nil, nil, err
+		}
+		if reasons[i] != "" && refused == "" {
+			refused = nodeID + ": " + reasons[i]
+		}
+	}
+	var write []*structs.Allocation
+	for i, nodeID := range nodes {
+		reason := reasons[i]
+		if reason == "" && plan.AllAtOnce && refused != "" {
+			reason = "plan is all at once and " + refused
 		}
 		if reason != "" {
 			h.mu.Lock()
@@ -139,8 +151,23 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 		write = append(write, plan.NodeInPlaceUpdate[nodeID]...)
 	}
 	index := h.NextIndex()
-	if err := h.State.UpsertAllocs(index, write); err != nil {
-		return nil, nil, fmt.Errorf("upsert allocs: %w", err)
+	keepReservation := !plan.AllAtOnce || refused == ""
+	err = h.State.Write(index, func(tx *state.Txn) error {
+		if err := tx.UpsertAllocs(write); err != nil {
+			return err
+		}
+		if keepReservation && plan.ReleaseReservation && plan.Job != nil {
+			if err := tx.DeleteReservation(plan.Job.Namespace, plan.Job.ID); err != nil {
+				return err
+			}
+		}
+		if keepReservation && plan.Reservation != nil {
+			return tx.UpsertReservation(plan.Reservation)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("commit plan: %w", err)
 	}
 	result.AllocIndex = index
 	if len(result.RejectedNodes) > 0 {

@@ -131,7 +131,7 @@ function sortedKeys(m) { return Object.keys(m || {}).sort(); }
 export function metricReasons(m) {
   m = m || {};
   const out = [];
-  if (!m.NodesEvaluated && !m.NodesFiltered && !m.NodesExhausted) out.push('No nodes were eligible for evaluation');
+  if (!m.NodesEvaluated && !m.NodesFiltered && !m.NodesExhausted && !m.Gang && !m.Queue) out.push('No nodes were eligible for evaluation');
   for (const dc of sortedKeys(m.NodesAvailable)) {
     if (m.NodesAvailable[dc] === 0) out.push(`No nodes are available in datacenter "${dc}"`);
   }
@@ -146,6 +146,9 @@ export function metricReasons(m) {
   const rest = (m.NodesExhausted || 0) - counted;
   if (rest > 0) out.push(`Resources exhausted on ${plural(rest, 'node')}`);
   for (const c of sortedKeys(m.ClassExhausted)) out.push(`Class "${c}" exhausted on ${plural(m.ClassExhausted[c], 'node')}`);
+  for (const q of m.QuotaExhausted || []) out.push(`Quota limit hit: ${q}`);
+  if (m.Queue) out.push(`Waiting in its queue: ${m.Queue}`);
+  if (m.Gang) out.push(`Waiting as a gang: ${m.Gang}`);
   return out;
 }
 

@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// queueTables are the tables a queue's status follows: the queues, and
+// what their usage derives from.
+var queueTables = []string{state.TableQueues, state.TableJobs, state.TableEvals, state.TableAllocs, state.TableNodes}
+
+// queueRoutes serves Drover's fair-share queues: /v1/queues (each with
+// its usage and fair share) and /v1/queue/<name>.
+func (h *httpAPI) queueRoutes(m *http.ServeMux) {
+	m.HandleFunc("GET /v1/queues", h.wrap(h.queuesList))
+	m.HandleFunc("GET /v1/queue/{name}", h.wrap(h.queueRead))
+	m.HandleFunc("PUT /v1/queue/{name}", h.wrap(h.queueUpsert))
+	m.HandleFunc("POST /v1/queue/{name}", h.wrap(h.queueUpsert))
+	m.HandleFunc("DELETE /v1/queue/{name}", h.wrap(h.queueDelete))
+}
+
+// queuesList answers []*structs.QueueStatus, sorted by name (?prefix
+// filters; fair shares are over all queues).
+func (h *httpAPI) queuesList(w http.ResponseWriter, r *http.Request) (any, error) {
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
+		qs, err := s.QueueStatuses(ws, o.Prefix)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx, err := tableIndex(s, queueTables...)
+		return qs, idx, err
+	})
+}
+
+// queueRead answers one *structs.QueueStatus.
+func (h *httpAPI) queueRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	name := r.PathValue("name")
+	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
+		q, err := s.QueueStatus(ws, name)
+		if err != nil {
+			return nil, 0, err
+		}
+		if q == nil {
+			return nil, 0, errorf(http.StatusNotFound, "queue %q not found", name)
+		}
+		idx, err := tableIndex(s, queueTables...)
+		return q, idx, err
+	})
+}
+
+// queueBody is a Queue as a request body. Weight is a pointer to tell an
+// explicit 0 (refused) from none (the default, 1).
+type queueBody struct {
+	structs.Queue
+	Weight *int
+}
+
+// queueUpsert takes a Queue as the body; a name in the body must match
+// the path's.
+func (h *httpAPI) queueUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body queueBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	q := body.Queue
+	if err := nameFromPath(r, &q.Name, "queue"); err != nil {
+		return nil, err
+	}
+	if body.Weight != nil {
+		if *body.Weight == 0 {
+			return nil, errorf(http.StatusBadRequest, "invalid queue: queue %q: weight 0: want %d to %d (leave Weight out for the default, %d)",
+				q.Name, structs.QueueMinWeight, structs.QueueMaxWeight, structs.QueueMinWeight)
+		}
+		q.Weight = *body.Weight
+	}
+	q.Canonicalize()
+	if err := q.Validate(); err != nil {
+		return nil, errorf(http.StatusBadRequest, "invalid queue: %v", err)
+	}
+	req := &structs.QueueUpsertRequest{Queue: &q, WriteRequest: h.namespaceWriteRequest(r)}
+	return h.writeRPC(w, structs.RPCQueueUpsert, req)
+}
+
+func (h *httpAPI) queueDelete(w http.ResponseWriter, r *http.Request) (any, error) {
+	req := &structs.QueueDeleteRequest{Name: r.PathValue("name"), WriteRequest: h.namespaceWriteRequest(r)}
+	return h.writeRPC(w, structs.RPCQueueDelete, req)
+}

@@ -1,0 +1,199 @@
+package scheduler
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/droverhq/drover/server/scheduler/feasible"
+	"github.com/droverhq/drover/structs"
+)
+
+// preemption is one node where a placement fits once victims leave.
+type preemption struct {
+	node    *structs.Node
+	victims []*structs.Allocation
+}
+
+// cost orders preemptions, cheapest first: fewer victims, then lower
+// priorities, then fewer GPUs taken away, then the node ID.
+func (pr *preemption) cost(o *preemption) int {
+	sum := func(vs []*structs.Allocation) (prio, gpus int) {
+		for _, v := range vs {
+			prio += v.Job.Priority
+			g, _ := v.GPUShape()
+			gpus += g
+		}
+		return prio, gpus
+	}
+	pa, ga := sum(pr.victims)
+	pb, gb := sum(o.victims)
+	return cmp.Or(cmp.Compare(len(pr.victims), len(o.victims)), cmp.Compare(pa, pb), cmp.Compare(ga, gb),
+		cmp.Compare(pr.node.ID, o.node.ID))
+}
+
+// preempt finds, when a placement fits nowhere as things are, the node
+// where it fits by stopping the smallest set of allocations that it may
+// preempt (structs.CanPreempt: other jobs, preemptible, at least
+// structs.PreemptionPriorityDelta lower in priority; or, whatever the
+// priority, allocations of a queue that borrowed GPUs another queue is
+// guaranteed and now asks for: queueGate.reclaims), and places there.
+// The victims are stopped in the plan, each marked preempted by the new
+// allocation; the plan applier then evaluates their jobs, so they are
+// replaced when room comes back. It returns nil when no set of victims
+// makes room.
+func (p *placer) preempt(job *structs.Job, stack *feasible.Stack) (*feasible.Option, []*structs.Allocation, error) {
+	below, err := p.anyBelow(job.Priority - structs.PreemptionPriorityDelta)
+	if err != nil {
+		return nil, nil, err
+	}
+	reclaim, err := p.queue.mayReclaim(p.state, p.plan, job)
+	if err != nil || (!below && !reclaim) {
+		return nil, nil, err
+	}
+	nodes, err := p.state.Nodes(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read nodes: %w", err)
+	}
+	var best *preemption
+	for _, n := range nodes {
+		if !n.Ready() {
+			continue
+		}
+		pr, err := p.preemptOn(job, stack, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pr != nil && (best == nil || pr.cost(best) < 0) {
+			best = pr
+		}
+	}
+	if best == nil {
+		return nil, nil, nil
+	}
+	option := stack.SelectOn(p, best.node, p.usageWithout(best.node, best.victims))
+	if option == nil {
+		return nil, nil, fmt.Errorf("preempt on node %s: the placement no longer fits", best.node.ID)
+	}
+	return option, best.victims, nil
+}
+
+// PriorityReader is the optional part of a State that counts live
+// allocations per job priority (*state.StateSnapshot has it), so a
+// placement knows without a walk over the nodes that nothing is low
+// enough to preempt.
+type PriorityReader interface {
+	LivePriorities() (map[int]int, error)
+}
+
+// anyBelow reports whether some live allocation has a priority of at most
+// prio (true when the state cannot tell).
+func (p *placer) anyBelow(prio int) (bool, error) {
+	if prio < structs.JobMinPriority {
+		return false, nil
+	}
+	r, ok := p.state.(PriorityReader)
+	if !ok {
+		return true, nil
+	}
+	counts, err := r.LivePriorities()
+	if err != nil {
+		return false, fmt.Errorf("read live priorities: %w", err)
+	}
+	for pr, n := range counts {
+		if pr <= prio && n > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// askGPUs is how many GPUs one placement of the stack's group takes.
+func askGPUs(stack *feasible.Stack) float64 { return stack.GPUShare() }
+
+// preemptOn returns the fewest victims on n whose leaving lets the
+// placement fit, or nil. Candidates are tried lowest priority first, those
+// holding the most GPUs first among equals, until it fits; then each
+// victim is given back if the placement still fits without taking it.
+func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.Node) (*preemption, error) {
+	allocs, err := p.state.AllocsByNode(nil, n.ID)
+	if err != nil {
+		return nil, fmt.Errorf("read allocs of node %s: %w", n.ID, err)
+	}
+	gpus := askGPUs(stack)
+	var candidates []*structs.Allocation
+	for _, a := range allocs {
+		if a.TerminalStatus() || p.stopping[a.ID] {
+			continue
+		}
+		ok := structs.CanPreempt(job, a)
+		if !ok {
+			if ok, err = p.queue.reclaims(p.state, p.plan, job, gpus, a); err != nil {
+				return nil, err
+			}
+		}
+		if ok {
+			candidates = append(candidates, a)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(candidates, func(a, b *structs.Allocation) int {
+		ga, _ := a.GPUShape()
+		gb, _ := b.GPUShape()
+		return cmp.Or(cmp.Compare(a.Job.Priority, b.Job.Priority), cmp.Compare(gb, ga), cmp.Compare(a.ID, b.ID))
+	})
+	var victims []*structs.Allocation
+	fits := false
+	for _, v := range candidates {
+		victims = append(victims, v)
+		if stack.FitsOn(p, n, p.usageWithout(n, victims)) {
+			fits = true
+			break
+		}
+	}
+	if !fits {
+		return nil, nil
+	}
+	// Give back victims the placement does not need, latest first.
+	for i := len(victims) - 2; i >= 0; i-- {
+		without := slices.Delete(slices.Clone(victims), i, i+1)
+		if stack.FitsOn(p, n, p.usageWithout(n, without)) {
+			victims = without
+		}
+	}
+	if !p.queue.reclaimable(job, victims) {
+		return nil, nil
+	}
+	return &preemption{node: n, victims: victims}, nil
+}
+
+// usageWithout is the node's usage (the plan so far applied) less what
+// the victims hold.
+func (p *placer) usageWithout(n *structs.Node, victims []*structs.Allocation) *structs.NodeUsage {
+	u := p.rawUsage(n).Copy()
+	for _, v := range victims {
+		u.Add(v, -1)
+	}
+	u.Refresh(n)
+	if r := p.held[n.ID]; r != nil {
+		return u.Hold(r.JobID)
+	}
+	return u
+}
+
+// placePreempting adds the placement a and the stops of the allocations
+// it preempts to the plan.
+func (p *placer) placePreempting(a *structs.Allocation, victims []*structs.Allocation) error {
+	for _, v := range victims {
+		a.PreemptedAllocations = append(a.PreemptedAllocations, v.ID)
+		p.plan.AppendPreemptedAlloc(v, a)
+		p.queue.preempted(v)
+		p.stopping[v.ID] = true
+		if err := p.release(v); err != nil {
+			return err
+		}
+	}
+	return p.place(a)
+}
