@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // Reservation is what a waiting gang holds (structs.Gang): the nodes it
 // means to use, whose free GPUs no job of its priority or lower may take
@@ -12,10 +15,12 @@ type Reservation struct {
 	Namespace string
 	JobID     string
 	Priority  int
-	// Nodes are the node IDs held; GPUs is how many GPUs the gang waits
-	// for in all.
-	Nodes []string
-	GPUs  int
+	// Nodes are the node IDs held; Counts how many of each node's GPUs
+	// (the gang's share of it); GPUs is how many GPUs the gang waits for
+	// in all.
+	Nodes  []string
+	Counts map[string]int
+	GPUs   int
 	// CreateTime and ExpireTime are Unix nanoseconds.
 	CreateTime int64
 	ExpireTime int64
@@ -36,7 +41,17 @@ func (r *Reservation) Copy() *Reservation {
 	}
 	c := *r
 	c.Nodes = append([]string(nil), r.Nodes...)
+	c.Counts = maps.Clone(r.Counts)
 	return &c
+}
+
+// HeldOn is how many of the node's GPUs the reservation holds: its count
+// there (all of them when it has no counts).
+func (r *Reservation) HeldOn(nodeID string) int {
+	if n, ok := r.Counts[nodeID]; ok {
+		return n
+	}
+	return -1
 }
 
 // Live reports whether the reservation still holds at now.

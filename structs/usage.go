@@ -58,10 +58,10 @@ type NodeUsage struct {
 	HeldFor string `json:"-" codec:"-"`
 }
 
-// Hold returns a copy of u in which every free healthy GPU instance is
-// held for the reservation of job (Reservation), so a placement sees
-// them taken and can say why.
-func (u *NodeUsage) Hold(job string) *NodeUsage {
+// Hold returns a copy of u in which up to n free healthy GPU instances
+// (all, when n < 0), in the node's order, are held for the reservation
+// of job (Reservation), so a placement sees them taken and can say why.
+func (u *NodeUsage) Hold(job string, n int) *NodeUsage {
 	c := u.Copy()
 	c.HeldFor = job
 	if c.Node == nil || c.Node.NodeResources == nil {
@@ -72,12 +72,13 @@ func (u *NodeUsage) Hold(job string) *NodeUsage {
 			continue
 		}
 		for _, inst := range g.Instances {
-			if use := c.Devices[inst.ID]; inst.Healthy && use.Free() {
+			if use := c.Devices[inst.ID]; inst.Healthy && use.Free() && n != 0 {
 				if c.Devices == nil {
 					c.Devices = map[string]DeviceUse{}
 				}
 				use.Whole++
 				c.Devices[inst.ID] = use
+				n--
 			}
 		}
 	}

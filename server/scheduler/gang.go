@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -176,7 +177,8 @@ func (p *placer) holdForGangs(job *structs.Job, w *gangWait, out *outcome) error
 	if err != nil || res == nil {
 		return err
 	}
-	if p.own == nil || !slices.Equal(p.own.Nodes, res.Nodes) || p.own.GPUs != res.GPUs || p.own.ReadyAt != res.ReadyAt {
+	if p.own == nil || !slices.Equal(p.own.Nodes, res.Nodes) || !maps.Equal(p.own.Counts, res.Counts) ||
+		p.own.GPUs != res.GPUs || p.own.ReadyAt != res.ReadyAt {
 		p.plan.Reservation = res // else the stored one holds as it is
 	}
 	for _, g := range w.groups {

@@ -322,3 +322,33 @@ func TestDroppedGangLeavesOthersAConsistentPlan(t *testing.T) {
 		t.Errorf("eval group failed: %+v", e.FailedTGAllocs["eval"])
 	}
 }
+
+func TestGangReservationHoldsOnlyItsShare(t *testing.T) {
+	// One node of 8 GPUs, 7 held by a filler; a gang of 4 waits and holds
+	// up to 4 of the node's GPUs. When 4 of the filler's end (5 free), a
+	// small job may take the fifth, and the gang still gets its 4.
+	h := schedtest.NewHarness(t)
+	h.UpsertNode(schedtest.Node("gpu-1", 8, "", 80))
+	process(t, h, h.RegisterJob(schedtest.GPUJob("filler", 7, 1)))
+	process(t, h, h.RegisterJob(gangJob("ddp", 4)))
+	gangEval := lastUpdate(t, h)
+	res, _ := h.State.ReservationByJob(ns, "ddp")
+	if res == nil || len(res.Counts) != 1 || res.HeldOn(res.Nodes[0]) != 4 {
+		t.Fatalf("reservation = %+v, want 4 GPUs of the node", res)
+	}
+	process(t, h, h.RegisterJob(schedtest.GPUJob("early", 1, 1)))
+	if n := len(h.LiveAllocs(ns, "early")); n != 0 {
+		t.Fatalf("a small job took the only free GPU, held for the gang")
+	}
+	for _, a := range h.LiveAllocs(ns, "filler")[:4] {
+		h.SetClientStatus(a.ID, structs.AllocClientStatusComplete)
+	}
+	process(t, h, h.RegisterJob(schedtest.GPUJob("late", 1, 1)))
+	if n := len(h.LiveAllocs(ns, "late")); n != 1 {
+		t.Errorf("small job placed %d with 5 free and 4 held, want 1", n)
+	}
+	process(t, h, h.Eval(gangEval.BlockedEval))
+	if n := len(h.LiveAllocs(ns, "ddp")); n != 4 {
+		t.Errorf("gang placed %d, want 4", n)
+	}
+}

@@ -289,7 +289,7 @@ func (p *placer) Below(order feasible.Order, limit int, fn func(*structs.Node, *
 func (p *placer) Usage(n *structs.Node) *structs.NodeUsage {
 	u := p.rawUsage(n)
 	if r := p.held[n.ID]; r != nil {
-		return u.Hold(r.JobID)
+		return u.Hold(r.JobID, r.HeldOn(n.ID))
 	}
 	return u
 }

@@ -178,7 +178,7 @@ func (p *placer) usageWithout(n *structs.Node, victims []*structs.Allocation) *s
 	}
 	u.Refresh(n)
 	if r := p.held[n.ID]; r != nil {
-		return u.Hold(r.JobID)
+		return u.Hold(r.JobID, r.HeldOn(n.ID))
 	}
 	return u
 }

@@ -112,11 +112,13 @@ func (p *placer) reserve(job *structs.Job, ask *structs.RequestedDevice, gpus in
 	}
 	res.ExpireTime = res.CreateTime + int64(timeout)
 	covered := 0
+	res.Counts = map[string]int{}
 	for _, c := range cands {
 		if covered >= gpus {
 			break
 		}
 		res.Nodes = append(res.Nodes, c.node.ID)
+		res.Counts[c.node.ID] = min(c.total, gpus-covered)
 		covered += c.total
 	}
 	if len(res.Nodes) == 0 {
