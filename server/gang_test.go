@@ -59,3 +59,27 @@ func TestServer_GangPlacedInOnePlan(t *testing.T) {
 		t.Errorf("reservation kept after the gang was placed: %+v", res)
 	}
 }
+
+// TestServer_ReservationExpiryWakesBlockedJobs: a job blocked by a gang's
+// reservation is placed once the reservation expires, though no
+// allocation changed.
+func TestServer_ReservationExpiryWakesBlockedJobs(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	c := dialRPC(t, s.RPCAddr())
+	registerNode(t, c, gpuNode("n1", 2))
+	registerJob(t, s, gpuJob("filler", structs.JobTypeBatch, 1, 1))
+	gang := gpuJob("ddp", structs.JobTypeBatch, 2, 2)
+	gang.TaskGroups[0].Gang = &structs.Gang{Min: 2, Timeout: time.Second}
+	gang.Canonicalize()
+	registerJob(t, s, gang)
+	waitFor(t, 5*time.Second, func() (bool, string) {
+		res, _ := s.State().ReservationByJob(structs.DefaultNamespace, "ddp")
+		return res != nil, "no reservation yet"
+	})
+	registerJob(t, s, gpuJob("small", structs.JobTypeBatch, 1, 1))
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		n := len(liveAllocs(t, s, "small"))
+		return n == 1, fmt.Sprintf("small has %d live allocs, want 1 once the reservation expired", n)
+	})
+}

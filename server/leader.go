@@ -122,6 +122,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	run(s.reapHeartbeats)
 	run(s.reapFailedEvals)
 	run(s.reapCancelledEvals)
+	run(s.watchReservationExpiry)
 	run(s.reconcileMembers)
 	for i := range s.config.NumSchedulers {
 		w := &worker{srv: s, logger: s.logger.Named("worker").With("worker", i)}
@@ -175,6 +176,39 @@ func (s *Server) reapFailedEvals(ctx context.Context) {
 		e.ModifyTime = now
 		if err := s.upsertEvals(e, followUp); err != nil {
 			s.logger.Error("mark evaluation failed", "eval_id", e.ID, "error", err)
+		}
+	}
+}
+
+// reservationCheck is how often the leader looks for gang reservations
+// that expired.
+const reservationCheck = time.Second
+
+// watchReservationExpiry wakes the blocked evaluations when a gang's
+// reservation expires: the GPUs it held are free to them again, though no
+// allocation changed.
+func (s *Server) watchReservationExpiry(ctx context.Context) {
+	last := time.Now()
+	ticker := time.NewTicker(reservationCheck)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			all, err := s.State().Reservations()
+			if err != nil {
+				s.logger.Warn("read reservations", "error", err)
+				continue
+			}
+			for _, r := range all {
+				if r.ExpireTime > last.UnixNano() && r.ExpireTime <= now.UnixNano() {
+					index, _ := s.State().LatestIndex()
+					s.notifier.CapacityChanged(index)
+					break
+				}
+			}
+			last = now
 		}
 	}
 }
