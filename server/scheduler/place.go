@@ -390,6 +390,7 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 			queued[pl.group.Name]++
 			continue
 		}
+		stack.Placed(option.Node)
 		if err := p.placePreempting(p.newAlloc(job, pl, option, metric), victims); err != nil {
 			return nil, nil, err
 		}

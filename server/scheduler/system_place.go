@@ -137,6 +137,7 @@ func (sp *systemPlacer) placeEach(place []nodePlacement) error {
 		v.addFilters(m)
 		switch {
 		case option != nil:
+			sp.stacks[np.group.Name].Placed(option.Node)
 			a := sp.newAlloc(sp.job, np.placement, option, m)
 			if err := sp.place(a); err != nil {
 				return err

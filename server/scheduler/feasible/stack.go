@@ -298,12 +298,18 @@ func (s *Stack) fitOn(view View, n *structs.Node, u *structs.NodeUsage) *Candida
 	return c
 }
 
-// choose makes c the placement: the trackers count it, and the option
-// carries what the allocation holds there.
-func (s *Stack) choose(c *Candidate) *Option {
+// Placed tells the stages that count the job's placements (such as
+// distinct_property and spread) that the caller placed on n. Select does
+// not: a placement it proposes may still be refused (by a quota, a queue
+// or a gang).
+func (s *Stack) Placed(n *structs.Node) {
 	for _, t := range s.trackers {
-		t.Placed(c.Node)
+		t.Placed(n)
 	}
+}
+
+// choose makes c the option: what the allocation would hold there.
+func (s *Stack) choose(c *Candidate) *Option {
 	return &Option{
 		Node:      c.Node,
 		Resources: s.ask.resources(s.devices(c)),
