@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -40,6 +41,10 @@ type reconciliation struct {
 	// spec is unchanged: the plan moves them to the job in place
 	// (structs.Plan.AppendInPlaceUpdate).
 	inplace []*structs.Allocation
+	// healthyAt is when the first replacement of a rolling update that
+	// runs but has not run for min_healthy_time yet will have (zero:
+	// none): the next batch waits for it.
+	healthyAt time.Time
 }
 
 // reconcile compares job (nil when purged) with its allocations and the
@@ -58,7 +63,7 @@ type reconciliation struct {
 // lowest index first, as many at a time as the group's update strategy
 // allows (max_parallel). Missing name indexes in [0, Count) are placed,
 // lowest first.
-func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool) reconciliation {
+func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool, now time.Time) reconciliation {
 	var r reconciliation
 	byGroup := map[string][]*structs.Allocation{}
 	for _, a := range allocs {
@@ -79,7 +84,7 @@ func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]
 		}
 	}
 	for _, tg := range job.TaskGroups {
-		r.reconcileGroup(job, tg, byGroup[tg.Name], nodes, batch)
+		r.reconcileGroup(job, tg, byGroup[tg.Name], nodes, batch, now)
 	}
 	return r
 }
@@ -96,7 +101,7 @@ func (r *reconciliation) stopUnneeded(a *structs.Allocation, nodes map[string]*s
 	}
 }
 
-func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool) {
+func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool, now time.Time) {
 	occupied := map[int]bool{}
 	var running []*structs.Allocation
 	for _, a := range allocs {
@@ -132,7 +137,11 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 			destructive = append(destructive, a)
 		}
 	}
-	for _, a := range rollingBatch(job, tg, batch, allocs, kept, destructive) {
+	replace, healthyAt := rollingBatch(job, tg, batch, allocs, kept, destructive, now)
+	if !healthyAt.IsZero() && (r.healthyAt.IsZero() || healthyAt.Before(r.healthyAt)) {
+		r.healthyAt = healthyAt
+	}
+	for _, a := range replace {
 		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
 		place = append(place, placement{group: tg, name: a.Name, index: a.Index()})
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -154,7 +155,7 @@ func TestReconcile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			batchJob := tt.job != nil && tt.job.Type == structs.JobTypeBatch
-			r := reconcile(tt.job, tt.allocs, tt.nodes, batchJob)
+			r := reconcile(tt.job, tt.allocs, tt.nodes, batchJob, time.Time{})
 
 			var stops, place []string
 			for _, s := range r.stops {

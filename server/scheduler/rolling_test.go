@@ -3,7 +3,9 @@ package scheduler_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/server/scheduler/schedtest"
@@ -165,5 +167,51 @@ func TestRollingUpdateBatchAllAtOnce(t *testing.T) {
 	}
 	if n := len(h.LiveAllocs(ns, "train")); n != 3 {
 		t.Errorf("live: got %d, want 3", n)
+	}
+}
+
+// TestRollingUpdateWaitsMinHealthyTime: a replacement counts healthy only
+// after running min_healthy_time; until then the next batch waits, with a
+// follow-up evaluation for when it will be.
+func TestRollingUpdateWaitsMinHealthyTime(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	job := runningService(t, h, 2, 1)
+	v2 := envChanged(job, "2")
+	v2.TaskGroups[0].Update.MinHealthyTime = 30 * time.Second
+	process(t, h, h.RegisterJob(v2))
+
+	// The replacement starts running now.
+	var repl *structs.Allocation
+	for _, a := range h.LiveAllocs(ns, "web") {
+		if a.Job.Version == 1 {
+			repl = a
+		}
+	}
+	if repl == nil {
+		t.Fatalf("no replacement placed: %v", versions(h))
+	}
+	running := &structs.Allocation{ID: repl.ID, ClientStatus: structs.AllocClientStatusRunning,
+		TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: h.Now()}}}
+	if err := h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{running}); err != nil {
+		t.Fatal(err)
+	}
+	rollingEval(t, h)
+	if got, want := versions(h), []string{"web.web[0]@1", "web.web[1]@0"}; !slices.Equal(got, want) && !slices.Equal(got, []string{"web.web[0]@0", "web.web[1]@1"}) {
+		t.Fatalf("before min_healthy_time: got %v, want one replaced and one old (%v)", got, want)
+	}
+	e := lastUpdate(t, h)
+	next := h.Eval(e.NextEval)
+	if next == nil || next.Wait != 30*time.Second {
+		t.Fatalf("follow-up eval = %+v, want one due when the replacement is healthy", next)
+	}
+
+	// Past min_healthy_time the follow-up replaces the other.
+	h.Advance(31 * time.Second)
+	process(t, h, next)
+	for _, v := range versions(h) {
+		if !strings.HasSuffix(v, "@1") {
+			t.Errorf("after min_healthy_time: %v, want both on version 1", versions(h))
+			break
+		}
 	}
 }

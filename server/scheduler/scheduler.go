@@ -232,7 +232,7 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 
 	in := &placeInput{
 		eval: eval, job: job, allocs: allocs, index: index, workload: workload, config: schedConfig,
-		rec: reconcile(job, allocs, nodes, s.batch),
+		rec: reconcile(job, allocs, nodes, s.batch, s.now()),
 	}
 	in.resched = limitReschedules(s.reschedule, job, allocs, in.rec.place, s.now())
 	p, out, err := s.placePass(in, nil)
@@ -258,6 +258,14 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 // groups.
 func placesOutside(places []placement, groups map[string]bool) bool {
 	return slices.ContainsFunc(places, func(pl placement) bool { return !groups[pl.group.Name] })
+}
+
+// earliest returns the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // placeInput is what one attempt places from.
@@ -287,7 +295,7 @@ func (s *GenericScheduler) placePass(in *placeInput, skip map[string]bool) (*pla
 	for _, a := range in.rec.inplace {
 		plan.AppendInPlaceUpdate(a, job)
 	}
-	out := &outcome{snapshotIndex: in.index, retryAt: in.resched.retryAt, gaveUp: in.resched.gaveUp}
+	out := &outcome{snapshotIndex: in.index, retryAt: earliest(in.resched.retryAt, in.rec.healthyAt), gaveUp: in.resched.gaveUp}
 	p, err := newPlacer(s.state, plan, in.eval, s.now, in.allocs)
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	"github.com/droverhq/drover/structs"
 )
 
@@ -45,27 +47,32 @@ func updateStrategy(job *structs.Job, tg *structs.TaskGroup, batch bool) *struct
 // a rolling strategy that is all of them; with one, at most MaxParallel
 // names of the group may be in flight at a time (see inFlight), so the
 // batch is what is left of MaxParallel. kept are tg's live allocations
-// that keep their name. It is pure.
-func rollingBatch(job *structs.Job, tg *structs.TaskGroup, batch bool, allocs, kept, destructive []*structs.Allocation) []*structs.Allocation {
+// that keep their name. It also returns when a replacement that runs but
+// is not healthy yet will be (zero: none), for a follow-up evaluation. It
+// is pure.
+func rollingBatch(job *structs.Job, tg *structs.TaskGroup, batch bool, allocs, kept, destructive []*structs.Allocation, now time.Time) ([]*structs.Allocation, time.Time) {
 	u := updateStrategy(job, tg, batch)
 	if !u.Rolling() || len(destructive) == 0 {
-		return destructive
+		return destructive, time.Time{}
 	}
-	n := u.MaxParallel - inFlight(job, tg, allocs, kept)
-	return destructive[:max(0, min(n, len(destructive)))]
+	flying, healthyAt := inFlight(job, tg, allocs, kept, u.MinHealthyTime, now)
+	n := u.MaxParallel - flying
+	return destructive[:max(0, min(n, len(destructive)))], healthyAt
 }
 
 // inFlight counts tg's names (index below Count) whose replacement by a
 // rolling update is not done: a name whose allocation was stopped for an
 // update (DescUpdated) is in flight while its live allocation, on job's
-// version or about to be moved to it in place, is not yet running (a
+// version or about to be moved to it in place, is not yet healthy (a
 // replacement of an earlier version still pending counts too), or, when
 // it has none, if that stop was for job's version (AllocModifyIndex at or
 // past its JobModifyIndex: the replacement failed or was not placed).
-// A replacement counts healthy once its client reports it running.
-// allocs are the group's allocations, kept its live ones that keep their
-// name.
-func inFlight(job *structs.Job, tg *structs.TaskGroup, allocs, kept []*structs.Allocation) int {
+// A replacement is healthy once its client reports it running and all
+// its tasks have run for minHealthy (at once when the client reports no
+// start times). allocs are the group's allocations, kept its live ones
+// that keep their name. It also returns the earliest time a running
+// replacement becomes healthy (zero: none is waiting for that).
+func inFlight(job *structs.Job, tg *structs.TaskGroup, allocs, kept []*structs.Allocation, minHealthy time.Duration, now time.Time) (int, time.Time) {
 	stopped := map[int]uint64{} // index: latest AllocModifyIndex of a stop for an update
 	for _, a := range allocs {
 		if a.DesiredStatus == structs.AllocDesiredStatusStop && a.DesiredDescription == DescUpdated {
@@ -77,6 +84,7 @@ func inFlight(job *structs.Job, tg *structs.TaskGroup, allocs, kept []*structs.A
 		live[a.Index()] = a
 	}
 	n := 0
+	var earliest time.Time
 	for idx, at := range stopped {
 		a, ok := live[idx]
 		switch {
@@ -85,11 +93,35 @@ func inFlight(job *structs.Job, tg *structs.TaskGroup, allocs, kept []*structs.A
 			if at >= job.JobModifyIndex {
 				n++
 			}
-		case a.ClientStatus != structs.AllocClientStatusRunning && classifyUpdate(a, job, tg) != updateDestructive:
+		case classifyUpdate(a, job, tg) == updateDestructive:
+		case a.ClientStatus != structs.AllocClientStatusRunning:
 			n++
+		default:
+			if h := healthyAt(a, minHealthy); now.Before(h) {
+				n++
+				if earliest.IsZero() || h.Before(earliest) {
+					earliest = h
+				}
+			}
 		}
 	}
-	return n
+	return n, earliest
+}
+
+// healthyAt is when a running allocation has run for minHealthy: the
+// last of its tasks' start times plus minHealthy (zero when the client
+// reported none).
+func healthyAt(a *structs.Allocation, minHealthy time.Duration) time.Time {
+	var last time.Time
+	for _, s := range a.TaskStates {
+		if s != nil && s.StartedAt.After(last) {
+			last = s.StartedAt
+		}
+	}
+	if last.IsZero() {
+		return last
+	}
+	return last.Add(minHealthy)
 }
 
 // RollingUpdateWaiting reports whether a rolling update of job still has

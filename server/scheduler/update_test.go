@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -187,7 +188,7 @@ func TestReconcileUpdates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := reconcile(tt.job, tt.allocs, up, tt.job.Type == structs.JobTypeBatch)
+			r := reconcile(tt.job, tt.allocs, up, tt.job.Type == structs.JobTypeBatch, time.Time{})
 
 			var stops, place, inplace []string
 			for _, s := range r.stops {
