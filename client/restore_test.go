@@ -47,8 +47,11 @@ func TestRestartReattachesTasks(t *testing.T) {
 	startClient(t, &cfg2)
 	waitFor(t, "re-attached task reported", func() bool {
 		for _, u := range srv.updatesFor(a.ID) {
-			if ts := u.TaskStates["t"]; ts != nil && len(ts.Events) > 0 && ts.Events[len(ts.Events)-1].Type == allocrunner.TaskReattached {
-				return u.ClientStatus == structs.AllocClientStatusRunning
+			// Any report, not the first: one may go out before the
+			// runner has worked out the status.
+			if ts := u.TaskStates["t"]; ts != nil && len(ts.Events) > 0 && ts.Events[len(ts.Events)-1].Type == allocrunner.TaskReattached &&
+				u.ClientStatus == structs.AllocClientStatusRunning {
+				return true
 			}
 		}
 		return false
