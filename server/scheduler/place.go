@@ -376,10 +376,7 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 			}
 		}
 		metric.AllocationTime = p.now().Sub(start)
-		if option, err = p.quota.admit(p.state, p.plan, job, option, metric); err != nil {
-			return nil, nil, err
-		}
-		if option, err = p.queue.admit(p.state, p.plan, job, option, metric); err != nil {
+		if option, err = p.admit(job, option, victims, metric); err != nil {
 			return nil, nil, err
 		}
 		if option == nil {
@@ -396,6 +393,31 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 		}
 	}
 	return failed, queued, nil
+}
+
+// admit runs the namespace's quota and the queue's share over option,
+// crediting what the victims it preempts give back; it returns nil when
+// either refuses (their usage as it was).
+func (p *placer) admit(job *structs.Job, option *feasible.Option, victims []*structs.Allocation, metric *structs.AllocMetric) (*feasible.Option, error) {
+	undoQuota, err := p.quota.credit(p.state, p.plan, job, victims)
+	if err != nil {
+		return nil, err
+	}
+	undoQueue, err := p.queue.credit(p.state, p.plan, job, victims)
+	if err != nil {
+		return nil, err
+	}
+	if option, err = p.quota.admit(p.state, p.plan, job, option, metric); err != nil || option == nil {
+		undoQuota()
+		undoQueue()
+		return nil, err
+	}
+	if option, err = p.queue.admit(p.state, p.plan, job, option, metric); err != nil || option == nil {
+		undoQuota()
+		undoQueue()
+		return nil, err
+	}
+	return option, nil
 }
 
 // newStack builds the group's stack with the options that need the job's

@@ -151,3 +151,21 @@ func TestGangDropsItsPreemptions(t *testing.T) {
 		t.Errorf("gang live %d, low live %d; want 0 and 2 (nothing preempted for a gang that cannot fit)", len(h.LiveAllocs(ns, "ddp")), len(h.LiveAllocs(ns, "low")))
 	}
 }
+
+func TestPreemptWithinOwnQuota(t *testing.T) {
+	// team-a may hold 2 GPUs and holds both, at priority 20, on a full
+	// node. Its priority-80 job preempts one of them: the victim's GPU is
+	// the quota room the new allocation takes.
+	h := schedtest.NewHarness(t)
+	h.UpsertNode(schedtest.Node("gpu-1", 2, "", 80))
+	setQuota(t, h, "team-a-gpus", structs.RegionLimit{GPUs: 2})
+	low := teamJob("low", 2, 1)
+	low.Priority = 20
+	process(t, h, h.RegisterJob(low))
+	high := teamJob("high", 1, 1)
+	high.Priority = 80
+	process(t, h, h.RegisterJob(high))
+	if got, left := len(h.LiveAllocs(teamA, "high")), len(h.LiveAllocs(teamA, "low")); got != 1 || left != 1 {
+		t.Errorf("high %d live, low %d live; want 1 and 1 (one preempted within the quota)", got, left)
+	}
+}

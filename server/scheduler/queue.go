@@ -176,6 +176,31 @@ func (g *queueGate) reclaimable(job *structs.Job, victims []*structs.Allocation)
 	return true
 }
 
+// credit takes off the job's queue's usage what victims of that queue, a
+// placement is about to preempt, hold (they stop with it), and returns
+// the function that puts it back if the placement is not made after all.
+func (g *queueGate) credit(st State, plan *structs.Plan, job *structs.Job, victims []*structs.Allocation) (undo func(), err error) {
+	undo = func() {}
+	if len(victims) == 0 || job == nil {
+		return undo, nil
+	}
+	if !g.loaded {
+		if err := g.load(st, plan, job); err != nil {
+			return undo, err
+		}
+	}
+	if g.queue == nil {
+		return undo, nil
+	}
+	before := g.used
+	for _, v := range victims {
+		if v.Job != nil && queueOf(v.Job) == g.queue.Name {
+			g.used -= gpuShare(v.AllocatedResources)
+		}
+	}
+	return func() { g.used = before }, nil
+}
+
 // preempted takes the victim's GPUs off its queue's usage.
 func (g *queueGate) preempted(victim *structs.Allocation) {
 	if g.usage == nil || victim.Job == nil {

@@ -32,6 +32,38 @@ type quotaGate struct {
 	name   string               // the quota; "" when nothing caps the job
 	limit  *structs.RegionLimit // the quota's limit in the job's region
 	used   structs.QuotaResources
+	// namespaces are those under the quota.
+	namespaces []string
+}
+
+// credit takes off the quota's usage what victims, allocations a
+// placement is about to preempt, count against it (they stop with it),
+// and returns the function that puts it back if the placement is not
+// made after all.
+func (g *quotaGate) credit(st State, plan *structs.Plan, job *structs.Job, victims []*structs.Allocation) (undo func(), err error) {
+	undo = func() {}
+	if len(victims) == 0 || job == nil {
+		return undo, nil
+	}
+	if !g.loaded {
+		if err := g.load(st, plan, job); err != nil {
+			return undo, err
+		}
+	}
+	if g.name == "" {
+		return undo, nil
+	}
+	before := g.used
+	for _, v := range victims {
+		c, err := st.QuotaChargeOf(v.ID)
+		if err != nil {
+			return undo, fmt.Errorf("read quota charge of alloc %s: %w", v.ID, err)
+		}
+		if c != nil && slices.Contains(g.namespaces, c.Namespace) {
+			g.used = g.used.Sub(c.Used)
+		}
+	}
+	return func() { g.used = before }, nil
 }
 
 // admit returns option when placing it keeps the job's namespace within
@@ -88,7 +120,7 @@ func (g *quotaGate) load(st State, plan *structs.Plan, job *structs.Job) error {
 	if err != nil {
 		return err
 	}
-	g.name, g.limit, g.used = ns.Quota, limit, used
+	g.name, g.limit, g.used, g.namespaces = ns.Quota, limit, used, usage.Namespaces
 	return nil
 }
 
