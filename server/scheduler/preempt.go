@@ -139,10 +139,13 @@ func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.N
 	if len(candidates) == 0 {
 		return nil, nil
 	}
+	// Lowest priority first; among equals, members of a gang last (taking
+	// one may stop its whole gang), then those holding the most GPUs.
 	slices.SortFunc(candidates, func(a, b *structs.Allocation) int {
 		ga, _ := a.GPUShape()
 		gb, _ := b.GPUShape()
-		return cmp.Or(cmp.Compare(a.Job.Priority, b.Job.Priority), cmp.Compare(gb, ga), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(a.Job.Priority, b.Job.Priority), cmp.Compare(inGang(a), inGang(b)),
+			cmp.Compare(gb, ga), cmp.Compare(a.ID, b.ID))
 	})
 	var victims []*structs.Allocation
 	fits := false
@@ -183,9 +186,67 @@ func (p *placer) usageWithout(n *structs.Node, victims []*structs.Allocation) *s
 	return u
 }
 
+// inGang is 1 for an allocation of a gang group, else 0.
+func inGang(a *structs.Allocation) int {
+	if a.Job != nil {
+		if tg := a.Job.LookupTaskGroup(a.TaskGroup); tg != nil && tg.Gang != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// gangFallout adds to victims the other live members of every gang that
+// the victims leave below its min: a gang runs whole or not at all, so
+// what is left of it would hold its GPUs for nothing.
+func (p *placer) gangFallout(victims []*structs.Allocation) ([]*structs.Allocation, error) {
+	out := victims
+	taken := map[string]bool{}
+	for _, v := range victims {
+		taken[v.ID] = true
+	}
+	done := map[[2]string]bool{}
+	for _, v := range victims {
+		key := [2]string{v.Namespace, v.JobID}
+		if inGang(v) == 0 || done[key] {
+			continue
+		}
+		done[key] = true
+		allocs, err := p.state.AllocsByJob(nil, v.Namespace, v.JobID)
+		if err != nil {
+			return nil, fmt.Errorf("read allocs of job %s: %w", v.JobID, err)
+		}
+		left := map[string]int{} // live members per group, victims taken away
+		for _, a := range allocs {
+			if !a.TerminalStatus() && !p.stopping[a.ID] && !taken[a.ID] {
+				left[a.TaskGroup]++
+			}
+		}
+		short := map[string]bool{} // gang names left below a min
+		for _, tg := range v.Job.TaskGroups {
+			if tg.Gang != nil && left[tg.Name] < tg.Gang.Min-completedIn(v.Job, allocs, tg) {
+				short[tg.GangName()] = true
+			}
+		}
+		for _, a := range allocs {
+			tg := v.Job.LookupTaskGroup(a.TaskGroup)
+			if tg == nil || !short[tg.GangName()] || a.TerminalStatus() || p.stopping[a.ID] || taken[a.ID] {
+				continue
+			}
+			taken[a.ID] = true
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 // placePreempting adds the placement a and the stops of the allocations
-// it preempts to the plan.
+// it preempts to the plan, with the rest of any gang they break.
 func (p *placer) placePreempting(a *structs.Allocation, victims []*structs.Allocation) error {
+	victims, err := p.gangFallout(victims)
+	if err != nil {
+		return err
+	}
 	for _, v := range victims {
 		a.PreemptedAllocations = append(a.PreemptedAllocations, v.ID)
 		p.plan.AppendPreemptedAlloc(v, a)

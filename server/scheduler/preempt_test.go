@@ -169,3 +169,38 @@ func TestPreemptWithinOwnQuota(t *testing.T) {
 		t.Errorf("high %d live, low %d live; want 1 and 1 (one preempted within the quota)", got, left)
 	}
 }
+
+func TestPreemptingAGangMemberStopsTheGang(t *testing.T) {
+	// A priority-20 gang of 2 holds one GPU on each of two nodes; a
+	// priority-80 job needs one GPU. Taking one member leaves the gang
+	// below its min, so the other stops too instead of idling on its GPU.
+	h := schedtest.NewHarness(t)
+	h.UpsertNode(schedtest.Node("gpu-1", 1, "", 80))
+	h.UpsertNode(schedtest.Node("gpu-2", 1, "", 80))
+	gang := gangJob("ddp", 2)
+	gang.Priority = 20
+	process(t, h, h.RegisterJob(gang))
+	if n := len(h.LiveAllocs(ns, "ddp")); n != 2 {
+		t.Fatalf("setup: gang has %d live, want 2", n)
+	}
+	process(t, h, h.RegisterJob(prioJob("high", 1, 1, 80)))
+	a := onlyAlloc(t, h, "high")
+	if got := preempted(h, "ddp", a.ID); len(got) != 2 || len(h.LiveAllocs(ns, "ddp")) != 0 {
+		t.Errorf("preempted %v of the gang, %d left live; want both stopped", got, len(h.LiveAllocs(ns, "ddp")))
+	}
+}
+
+func TestPreemptPrefersLoneAllocationsToGangMembers(t *testing.T) {
+	// One node of 2 GPUs: one holds a lone priority-20 allocation, the
+	// other a member of a priority-20 gang of 1. The lone one goes.
+	h := schedtest.NewHarness(t)
+	h.UpsertNode(schedtest.Node("gpu-1", 2, "", 80))
+	gang := gangJob("ddp", 1)
+	gang.Priority = 20
+	process(t, h, h.RegisterJob(gang))
+	process(t, h, h.RegisterJob(prioJob("lone", 1, 1, 20)))
+	process(t, h, h.RegisterJob(prioJob("high", 1, 1, 80)))
+	if len(h.LiveAllocs(ns, "ddp")) != 1 || len(h.LiveAllocs(ns, "lone")) != 0 {
+		t.Errorf("gang %d live, lone %d live; want the gang kept and the lone allocation preempted", len(h.LiveAllocs(ns, "ddp")), len(h.LiveAllocs(ns, "lone")))
+	}
+}
