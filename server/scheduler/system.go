@@ -115,7 +115,7 @@ func (s *SystemScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	}
 
 	now := g.now()
-	rec := reconcileSystem(job, allocs, nodes, s.sysbatch)
+	rec := reconcileSystem(job, allocs, nodes, s.sysbatch, now)
 	resched := limitSystemReschedules(g.reschedule, job, allocs, rec.place, now)
 	plan := &structs.Plan{EvalID: eval.ID, Priority: eval.Priority, Job: job, SnapshotIndex: index}
 	if job != nil {
@@ -124,7 +124,7 @@ func (s *SystemScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 	for _, st := range rec.stops {
 		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
 	}
-	out := &outcome{snapshotIndex: index, retryAt: resched.retryAt, gaveUp: resched.gaveUp}
+	out := &outcome{snapshotIndex: index, retryAt: earliest(resched.retryAt, rec.healthyAt), gaveUp: resched.gaveUp}
 	p, err := newPlacer(g.state, plan, eval, g.now, allocs)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ type systemReconciliation struct {
 	reconciliation
 	place  []nodePlacement // per group, in node order
 	verify []nodePlacement // allocations kept if their node still matches
+	// outdated are the group's allocations whose spec changed, per node,
+	// before a rolling update decides how many to replace now.
+	outdated []nodePlacement
 }
 
 // reconcileSystem compares job (nil when purged) with its allocations and
@@ -44,12 +47,13 @@ type systemReconciliation struct {
 // lost; on a draining node they are stopped. The oldest live allocation
 // is kept (later ones are duplicates and stopped); it is replaced when it
 // holds an unhealthy GPU, or when the group's spec changed and the node
-// is ready; on a node not ready for new work (ineligible, initializing)
+// is ready (max_parallel nodes at a time with an update block:
+// rollSystemGroup); on a node not ready for new work (ineligible, initializing)
 // it is left alone. Otherwise it is verified against the filters (and
 // updated in place when of an older job version). A node without a live or completed allocation gets a
 // placement, which the filters may refuse (a down node is refused as not
 // ready). A Count of 0 stops the group everywhere.
-func reconcileSystem(job *structs.Job, allocs []*structs.Allocation, nodes []*structs.Node, sysbatch bool) systemReconciliation {
+func reconcileSystem(job *structs.Job, allocs []*structs.Allocation, nodes []*structs.Node, sysbatch bool, now time.Time) systemReconciliation {
 	var r systemReconciliation
 	byID := nodesByID(nodes)
 	if job.Stopped() {
@@ -71,13 +75,13 @@ func reconcileSystem(job *structs.Job, allocs []*structs.Allocation, nodes []*st
 		}
 	}
 	for _, tg := range job.TaskGroups {
-		r.reconcileSystemGroup(job, tg, byGroup[tg.Name], nodes, byID, sysbatch)
+		r.reconcileSystemGroup(job, tg, byGroup[tg.Name], nodes, byID, sysbatch, now)
 	}
 	return r
 }
 
 func (r *systemReconciliation) reconcileSystemGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation,
-	nodes []*structs.Node, byID map[string]*structs.Node, sysbatch bool) {
+	nodes []*structs.Node, byID map[string]*structs.Node, sysbatch bool, now time.Time) {
 	if tg.Count <= 0 {
 		for _, a := range allocs {
 			r.stopUnneeded(a, byID, DescScaledDown)
@@ -97,9 +101,67 @@ func (r *systemReconciliation) reconcileSystemGroup(job *structs.Job, tg *struct
 		}
 	}
 	pl := placement{group: tg, name: structs.AllocName(job.ID, tg.Name, 0)}
+	r.outdated = r.outdated[:0]
 	for _, n := range nodes {
 		r.reconcileSystemNode(job, nodePlacement{placement: pl, node: n}, byNode[n.ID], sysbatch)
 	}
+	r.rollSystemGroup(job, tg, allocs, byNode, sysbatch, now)
+}
+
+// rollSystemGroup replaces the group's outdated allocations: all of them
+// without a rolling strategy; with one (update { max_parallel }), at most
+// max_parallel nodes at a time, a node's replacement counting until it
+// has run for min_healthy_time. The others keep running as they are.
+func (r *systemReconciliation) rollSystemGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation,
+	byNode map[string][]*structs.Allocation, sysbatch bool, now time.Time) {
+	u := updateStrategy(job, tg, sysbatch)
+	allow := len(r.outdated)
+	if u.Rolling() {
+		flying, healthyAt := systemInFlight(job, tg, byNode, u.MinHealthyTime, now)
+		allow = max(0, min(u.MaxParallel-flying, allow))
+		r.healthyAt = earliest(r.healthyAt, healthyAt)
+	}
+	for i, np := range r.outdated {
+		if i < allow {
+			r.stops = append(r.stops, stop{alloc: np.keep, desc: DescUpdated})
+			np.keep = nil
+			r.place = append(r.place, np)
+		}
+	}
+}
+
+// systemInFlight counts the group's nodes whose replacement by a rolling
+// update is not done: an allocation there was stopped for an update
+// (DescUpdated) for job's version, and the node's live allocation on
+// job's version is missing, not running, or running for less than
+// minHealthy. It also returns when the first of those running will be
+// healthy (zero: none).
+func systemInFlight(job *structs.Job, tg *structs.TaskGroup, byNode map[string][]*structs.Allocation, minHealthy time.Duration, now time.Time) (int, time.Time) {
+	n := 0
+	var first time.Time
+	for _, allocs := range byNode {
+		updated := false
+		var current *structs.Allocation
+		for _, a := range allocs {
+			switch {
+			case a.DesiredStatus == structs.AllocDesiredStatusStop && a.DesiredDescription == DescUpdated && a.AllocModifyIndex >= job.JobModifyIndex:
+				updated = true
+			case live(a) && !outdated(a, job, tg):
+				current = a
+			}
+		}
+		switch {
+		case !updated:
+		case current == nil || current.ClientStatus != structs.AllocClientStatusRunning:
+			n++
+		default:
+			if h := healthyAt(current, minHealthy); now.Before(h) {
+				n++
+				first = earliest(first, h)
+			}
+		}
+	}
+	return n, first
 }
 
 // reconcileSystemNode reconciles one group's allocations on one node in
@@ -142,8 +204,8 @@ func (r *systemReconciliation) reconcileSystemNode(job *structs.Job, np nodePlac
 	case !node.Ready():
 		// Ineligible or initializing: existing work stays, as in Nomad.
 	case outdated(kept, job, tg):
-		r.stops = append(r.stops, stop{alloc: kept, desc: DescUpdated})
-		r.place = append(r.place, np)
+		np.keep = kept
+		r.outdated = append(r.outdated, np) // rollSystemGroup decides
 	default:
 		np.keep = kept
 		r.verify = append(r.verify, np)

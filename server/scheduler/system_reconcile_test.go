@@ -3,6 +3,7 @@ package scheduler
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -134,7 +135,7 @@ func TestReconcileSystem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := reconcileSystem(tt.job, tt.allocs, tt.nodes, tt.sysbatch)
+			r := reconcileSystem(tt.job, tt.allocs, tt.nodes, tt.sysbatch, time.Time{})
 			var stops, place, verify []string
 			for _, s := range r.stops {
 				desc := s.alloc.ID + ":" + s.desc

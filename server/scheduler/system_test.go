@@ -23,6 +23,9 @@ func systemJob(id, typ string) *structs.Job {
 	job.Type = typ
 	job.Constraints = []*structs.Constraint{linuxOnly}
 	job.TaskGroups[0].RestartPolicy = nil
+	// No update block, as a system job that declares none (the service
+	// fixture carries the service default).
+	job.Update, job.TaskGroups[0].Update = nil, nil
 	job.Canonicalize()
 	return job
 }
@@ -383,5 +386,48 @@ func TestSysBatchUpdateRerunsCompleted(t *testing.T) {
 	processSystem(t, h, h.RegisterJob(job))
 	if got := sortedNodeNames(liveByNode(h, "sweep")); !slices.Equal(got, []string{"n1"}) {
 		t.Errorf("live on after a group change: got %v, want [n1]", got)
+	}
+}
+
+// TestSystemJobRollingUpdate: a system job with update { max_parallel = 1
+// min_healthy_time = 10s } replaces one node at a time, the next once the
+// replacement has run for 10s.
+func TestSystemJobRollingUpdate(t *testing.T) {
+	h := schedtest.NewHarness(t)
+	upsertNodes(h, "n1", "n2")
+	job := systemJob("agent", structs.JobTypeSystem)
+	job.Update = &structs.UpdateStrategy{MaxParallel: 1, MinHealthyTime: 10 * time.Second}
+	job.Canonicalize()
+	processSystem(t, h, h.RegisterJob(job))
+	job.TaskGroups[0].Tasks[0].Config["args"] = []any{"7200"}
+	processSystem(t, h, h.RegisterJob(job))
+	if got := stopsByDesc(t, h); len(got) != 1 {
+		t.Fatalf("first pass stopped %v, want one node (max_parallel 1)", got)
+	}
+	stored := h.Job(ns, "agent")
+	var repl *structs.Allocation
+	for _, a := range liveByNode(h, "agent") {
+		if a.Job.JobModifyIndex == stored.JobModifyIndex {
+			repl = a
+		}
+	}
+	if repl == nil {
+		t.Fatalf("no replacement on the new version")
+	}
+	running := &structs.Allocation{ID: repl.ID, ClientStatus: structs.AllocClientStatusRunning,
+		TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: h.Now()}}}
+	if err := h.State.UpdateAllocsFromClient(h.NextIndex(), []*structs.Allocation{running}); err != nil {
+		t.Fatal(err)
+	}
+	processSystem(t, h, h.NewEval(stored, structs.EvalTriggerRollingUpdate))
+	if got := stopsByDesc(t, h); len(got) != 1 {
+		t.Fatalf("before min_healthy_time: stopped %v, want still one node", got)
+	}
+	h.Advance(11 * time.Second)
+	processSystem(t, h, h.NewEval(stored, structs.EvalTriggerRollingUpdate))
+	for node, a := range liveByNode(h, "agent") {
+		if a.Job.JobModifyIndex != stored.JobModifyIndex {
+			t.Errorf("%s still on the old version after the first replacement was healthy", node)
+		}
 	}
 }
