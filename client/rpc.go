@@ -96,6 +96,10 @@ func (p *rpcPool) callWithin(ctx context.Context, timeout time.Duration, method 
 	}
 }
 
+// callDrainTimeout bounds how long a call that timed out waits for its
+// dropped connection to end it.
+const callDrainTimeout = 5 * time.Second
+
 // errNoServer is a call that reached no server at all: every one was
 // dialed, so there is no next one to try.
 var errNoServer = errors.New("no server reachable")
@@ -144,6 +148,13 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 	case <-expired:
 		err := fmt.Errorf("%s: no answer in %v", method, timeout)
 		p.drop(c, err)
+		// Closing the connection ends the call; wait for that, so that a
+		// late answer is not decoded into reply while the next server's
+		// attempt fills it.
+		select {
+		case <-call.Done:
+		case <-time.After(callDrainTimeout):
+		}
 		return err
 	}
 	if err := call.Error; err != nil {

@@ -71,7 +71,7 @@ func (s *Server) forward(method string, args, reply any) (bool, error) {
 	var last error
 	for {
 		switch {
-		case s.IsLeader() && s.leaderReady.Load():
+		case s.leading():
 			return false, nil
 		case s.IsLeader():
 			// Elected, state not caught up yet: wait below.
@@ -264,6 +264,13 @@ func (s *Server) setQueryMeta(m *structs.QueryMeta) {
 	m.KnownLeader = s.IsLeader() || s.Leader() != ""
 }
 
+// leading reports whether this server leads with its state caught up:
+// the leader's barrier ran in the current term (a leadership lost and
+// regained since needs a new one).
+func (s *Server) leading() bool {
+	return s.IsLeader() && s.leaderReady.Load() && s.readyTerm.Load() == s.raft.CurrentTerm()
+}
+
 // ReadBarrier returns once this server's state holds every write that
 // was acknowledged before the call, so that a read from it is as fresh
 // as one from the leader. The leader returns at once (as it serves
@@ -271,8 +278,11 @@ func (s *Server) setQueryMeta(m *structs.QueryMeta) {
 // index (Status.ReadIndex, forwarded, waiting through an election) and
 // waits until its own state reaches it, within Config.RPCHoldTimeout.
 func (s *Server) ReadBarrier(ctx context.Context) error {
-	if s.IsLeader() {
-		return nil
+	if s.leading() {
+		// Still the leader (a quorum says so), state caught up.
+		if err := s.raft.VerifyLeader().Error(); err == nil {
+			return nil
+		}
 	}
 	var resp structs.ReadIndexResponse
 	if err := s.RPC(structs.RPCStatusReadIndex, &structs.ReadIndexRequest{}, &resp); err != nil {

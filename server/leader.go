@@ -90,6 +90,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 
 	// Requests wait (forward) until the state has caught up: a new leader
 	// that answered before its barrier could miss entries it applies next.
+	s.readyTerm.Store(s.raft.CurrentTerm())
 	s.leaderReady.Store(true)
 	defer s.leaderReady.Store(false)
 	s.broker.SetEnabled(true)
@@ -188,7 +189,7 @@ const reservationCheck = time.Second
 // reservation expires: the GPUs it held are free to them again, though no
 // allocation changed.
 func (s *Server) watchReservationExpiry(ctx context.Context) {
-	last := time.Now()
+	var last time.Time // zero: reservations that expired before this leader count too
 	ticker := time.NewTicker(reservationCheck)
 	defer ticker.Stop()
 	for {
@@ -203,8 +204,10 @@ func (s *Server) watchReservationExpiry(ctx context.Context) {
 			}
 			for _, r := range all {
 				if r.ExpireTime > last.UnixNano() && r.ExpireTime <= now.UnixNano() {
+					// Past the latest index: an evaluation that blocked on
+					// the reservation at that index must wake too.
 					index, _ := s.State().LatestIndex()
-					s.notifier.CapacityChanged(index)
+					s.notifier.CapacityChanged(index + 1)
 					break
 				}
 			}

@@ -74,7 +74,12 @@ func (p *connPool) call(addr string, timeout time.Duration, method string, args,
 	err = callCodec(codec, method, args, reply)
 	var serverErr rpc.ServerError
 	if err != nil && !errors.As(err, &serverErr) {
-		p.discard(addr, sess)
+		// A stream past its deadline is this call's alone (closing it
+		// resets just the stream); any other failure is the session's,
+		// which is closed so the next call dials afresh.
+		if !errors.Is(err, yamux.ErrTimeout) || sess.IsClosed() {
+			p.discard(addr, sess)
+		}
 		return fmt.Errorf("%w: %w", errNoAnswer, err)
 	}
 	return err

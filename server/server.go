@@ -57,6 +57,7 @@ type Server struct {
 	// (after the leader's barrier): until then requests wait as if there
 	// were no leader.
 	leaderReady atomic.Bool
+	readyTerm   atomic.Uint64 // the Raft term the leader's barrier ran in
 	serf        *serf.Serf
 	serfAddr    net.Addr
 	serfEvents  chan serf.Event

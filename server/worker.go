@@ -115,8 +115,8 @@ var _ scheduler.Planner = (*evalPlanner)(nil)
 func (p *evalPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
 	// A plan for an evaluation the broker redelivered elsewhere must not
 	// be applied: the other worker owns it now.
-	if err := p.srv.broker.OutstandingReset(p.evalID, p.token); err != nil {
-		return nil, nil, fmt.Errorf("submit plan: %w", err)
+	if err := p.owned("submit plan"); err != nil {
+		return nil, nil, err
 	}
 	result, err := p.srv.applier.Submit(p.ctx, plan)
 	if err != nil {
@@ -133,8 +133,21 @@ func (p *evalPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, sched
 	return result, snap, nil
 }
 
+// owned checks that the broker has not redelivered the evaluation to
+// another worker: one that timed out here must not overwrite what the new
+// owner writes.
+func (p *evalPlanner) owned(what string) error {
+	if err := p.srv.broker.OutstandingReset(p.evalID, p.token); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
 // UpdateEval implements scheduler.Planner.
 func (p *evalPlanner) UpdateEval(eval *structs.Evaluation) error {
+	if err := p.owned("update eval"); err != nil {
+		return err
+	}
 	e := eval.Copy()
 	e.ModifyTime = time.Now().UnixNano()
 	return p.srv.upsertEvals(e)
@@ -144,6 +157,9 @@ func (p *evalPlanner) UpdateEval(eval *structs.Evaluation) error {
 // is at least the worker's, so the blocked evals can tell whether it
 // missed a capacity change (and never loop on a stale one).
 func (p *evalPlanner) CreateEval(eval *structs.Evaluation) error {
+	if err := p.owned("create eval"); err != nil {
+		return err
+	}
 	e := eval.Copy()
 	now := time.Now().UnixNano()
 	if e.CreateTime == 0 {
@@ -157,6 +173,9 @@ func (p *evalPlanner) CreateEval(eval *structs.Evaluation) error {
 // ReblockEval implements scheduler.Planner: the evaluation goes back to
 // the blocked evals through the FSM, stamped like CreateEval's.
 func (p *evalPlanner) ReblockEval(eval *structs.Evaluation) error {
+	if err := p.owned("reblock eval"); err != nil {
+		return err
+	}
 	e := eval.Copy()
 	e.Status = structs.EvalStatusBlocked
 	e.ModifyTime = time.Now().UnixNano()
