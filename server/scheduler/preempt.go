@@ -108,9 +108,6 @@ func (p *placer) anyBelow(prio int) (bool, error) {
 	return false, nil
 }
 
-// askGPUs is how many GPUs one placement of the stack's group takes.
-func askGPUs(stack *feasible.Stack) float64 { return stack.GPUShare() }
-
 // preemptOn returns the fewest victims on n whose leaving lets the
 // placement fit, or nil. Candidates are tried lowest priority first, those
 // holding the most GPUs first among equals, until it fits; then each
@@ -120,7 +117,7 @@ func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.N
 	if err != nil {
 		return nil, fmt.Errorf("read allocs of node %s: %w", n.ID, err)
 	}
-	gpus := askGPUs(stack)
+	gpus := stack.GPUShare()
 	var candidates []*structs.Allocation
 	for _, a := range allocs {
 		if a.TerminalStatus() || p.stopping[a.ID] {

@@ -55,10 +55,8 @@ func (g *queueGate) admit(st State, plan *structs.Plan, job *structs.Job, option
 	if gpus == 0 {
 		return option, nil
 	}
-	if !g.loaded {
-		if err := g.load(st, plan, job); err != nil {
-			return nil, err
-		}
+	if err := g.load(st, plan, job); err != nil {
+		return nil, err
 	}
 	if g.queue == nil {
 		return option, nil
@@ -79,9 +77,12 @@ func (g *queueGate) admit(st State, plan *structs.Plan, job *structs.Job, option
 	return option, nil
 }
 
-// load reads the queues, their usage and the cluster's GPUs, and works
+// load reads (once) the queues, their usage and the cluster's GPUs, and works
 // out the job's queue's share.
 func (g *queueGate) load(st State, plan *structs.Plan, job *structs.Job) error {
+	if g.loaded {
+		return nil
+	}
 	g.loaded = true
 	r, ok := st.(QueueReader)
 	if !ok {
@@ -133,10 +134,8 @@ func (g *queueGate) load(st State, plan *structs.Plan, job *structs.Job) error {
 // guaranteed GPUs with the placement, and victim's queue holds more than
 // its own guarantee (it borrowed what it holds), whatever the priorities.
 func (g *queueGate) reclaims(st State, plan *structs.Plan, job *structs.Job, gpus float64, victim *structs.Allocation) (bool, error) {
-	if !g.loaded {
-		if err := g.load(st, plan, job); err != nil {
-			return false, err
-		}
+	if err := g.load(st, plan, job); err != nil {
+		return false, err
 	}
 	if g.queue == nil || victim.Job == nil || gpus == 0 || g.used+gpus > float64(g.queue.GuaranteedGPUs)+1e-9 {
 		return false, nil
@@ -184,10 +183,8 @@ func (g *queueGate) credit(st State, plan *structs.Plan, job *structs.Job, victi
 	if len(victims) == 0 || job == nil {
 		return undo, nil
 	}
-	if !g.loaded {
-		if err := g.load(st, plan, job); err != nil {
-			return undo, err
-		}
+	if err := g.load(st, plan, job); err != nil {
+		return undo, err
 	}
 	if g.queue == nil {
 		return undo, nil
@@ -215,10 +212,8 @@ func (g *queueGate) preempted(victim *structs.Allocation) {
 // mayReclaim reports whether job's queue is below its guarantee, so its
 // placements may reclaim borrowed GPUs (reclaims says which).
 func (g *queueGate) mayReclaim(st State, plan *structs.Plan, job *structs.Job) (bool, error) {
-	if !g.loaded {
-		if err := g.load(st, plan, job); err != nil {
-			return false, err
-		}
+	if err := g.load(st, plan, job); err != nil {
+		return false, err
 	}
 	return g.queue != nil && g.used < float64(g.queue.GuaranteedGPUs), nil
 }

@@ -45,10 +45,8 @@ func (g *quotaGate) credit(st State, plan *structs.Plan, job *structs.Job, victi
 	if len(victims) == 0 || job == nil {
 		return undo, nil
 	}
-	if !g.loaded {
-		if err := g.load(st, plan, job); err != nil {
-			return undo, err
-		}
+	if err := g.load(st, plan, job); err != nil {
+		return undo, err
 	}
 	if g.name == "" {
 		return undo, nil
@@ -73,10 +71,8 @@ func (g *quotaGate) admit(st State, plan *structs.Plan, job *structs.Job, option
 	if option == nil || job == nil {
 		return option, nil
 	}
-	if !g.loaded {
-		if err := g.load(st, plan, job); err != nil {
-			return nil, err
-		}
+	if err := g.load(st, plan, job); err != nil {
+		return nil, err
 	}
 	if g.name == "" {
 		return option, nil
@@ -93,9 +89,12 @@ func (g *quotaGate) admit(st State, plan *structs.Plan, job *structs.Job, option
 	return option, nil
 }
 
-// load reads the job's namespace, its quota and what the quota's
+// load reads (once) the job's namespace, its quota and what the quota's
 // namespaces hold, adjusted by what plan already stops and places.
 func (g *quotaGate) load(st State, plan *structs.Plan, job *structs.Job) error {
+	if g.loaded {
+		return nil
+	}
 	g.loaded = true
 	ns, err := st.NamespaceByName(nil, job.Namespace)
 	if err != nil {
