@@ -37,19 +37,27 @@ type rpcPool struct {
 	// answer in time is dropped like a broken one. 0 waits forever.
 	timeout time.Duration
 
+	// dial connects to one server (dialRPC; tests replace it).
+	dial func(ctx context.Context, addr string) (*rpc.Client, error)
+
 	mu      sync.Mutex
 	servers []string
 	next    int // index of the server to try first
 	conn    *rpc.Client
 	addr    string
 	closed  bool
+	// dialing is closed when the dial in progress ends (nil: none). The
+	// dial runs without mu, so a caller whose context ends, a heartbeat
+	// with its own deadline or close need not wait for servers that do
+	// not answer.
+	dialing chan struct{}
 }
 
 func newRPCPool(servers []string, timeout time.Duration, logger hclog.Logger) *rpcPool {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &rpcPool{servers: slices.Clone(servers), timeout: timeout, logger: logger}
+	return &rpcPool{servers: slices.Clone(servers), timeout: timeout, logger: logger, dial: dialRPC}
 }
 
 // addServers appends servers not yet known, after the configured ones.
@@ -168,33 +176,74 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 }
 
 // client returns the current connection, dialing the servers in order
-// when there is none.
+// when there is none. One caller dials at a time, outside the lock; the
+// others wait for its connection (or dial again if it found none) until
+// their context ends.
 func (p *rpcPool) client(ctx context.Context) (*rpc.Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, structs.ErrShuttingDown
-	}
-	if p.conn != nil {
-		return p.conn, nil
-	}
-	if len(p.servers) == 0 {
-		return nil, errors.New("no servers configured")
-	}
-	var errs []error
-	for i := range p.servers {
-		idx := (p.next + i) % len(p.servers)
-		addr := p.servers[idx]
-		c, err := dialRPC(ctx, addr)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for {
+		p.mu.Lock()
+		switch {
+		case p.closed:
+			p.mu.Unlock()
+			return nil, structs.ErrShuttingDown
+		case p.conn != nil:
+			c := p.conn
+			p.mu.Unlock()
+			return c, nil
+		case len(p.servers) == 0:
+			p.mu.Unlock()
+			return nil, errors.New("no servers configured")
+		case p.dialing != nil:
+			wait := p.dialing
+			p.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
-		p.conn, p.addr, p.next = c, addr, idx
-		p.logger.Debug("connected to server", "addr", addr)
+		done := make(chan struct{})
+		p.dialing = done
+		servers, first := slices.Clone(p.servers), p.next
+		p.mu.Unlock()
+
+		c, idx, err := p.dialFirst(ctx, servers, first)
+
+		p.mu.Lock()
+		p.dialing = nil
+		close(done)
+		if err == nil && p.closed {
+			c.Close()
+			err = structs.ErrShuttingDown
+		}
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		p.conn, p.addr, p.next = c, servers[idx], idx
+		p.mu.Unlock()
+		p.logger.Debug("connected to server", "addr", servers[idx])
 		return c, nil
 	}
-	return nil, fmt.Errorf("%w: %w", errNoServer, errors.Join(errs...))
+}
+
+// dialFirst dials servers from index first on, wrapping around, and
+// returns the first connection made and its server's index.
+func (p *rpcPool) dialFirst(ctx context.Context, servers []string, first int) (*rpc.Client, int, error) {
+	var errs []error
+	for i := range servers {
+		idx := (first + i) % len(servers)
+		c, err := p.dial(ctx, servers[idx])
+		if err == nil {
+			return c, idx, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, 0, fmt.Errorf("%w: %w", errNoServer, errors.Join(errs...))
 }
 
 // drop forgets a broken connection; the next call tries the next server.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/rpc"
 	"strings"
 	"sync"
 	"testing"
@@ -157,5 +158,77 @@ func TestRPCPoolMovesOnFromFollower(t *testing.T) {
 	err := p.call(context.Background(), structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &resp)
 	if !isLeaderless(errors.Unwrap(err)) {
 		t.Errorf("call with only followers = %v, want not the leader", err)
+	}
+}
+
+// TestRPCPoolDialDoesNotHoldOthers: while one call dials a server that
+// does not answer, another call whose context ends returns at once, and
+// close does not wait for the dial; the dial's connection, made after
+// close, is closed rather than kept.
+func TestRPCPoolDialDoesNotHoldOthers(t *testing.T) {
+	release := make(chan struct{})
+	dialed := make(chan struct{})
+	p := newRPCPool([]string{"192.0.2.1:4647"}, time.Minute, nil)
+	var conns []net.Conn
+	var mu sync.Mutex
+	p.dial = func(ctx context.Context, addr string) (*rpc.Client, error) {
+		close(dialed)
+		<-release // a server that takes its time to accept
+		a, b := net.Pipe()
+		mu.Lock()
+		conns = append(conns, b)
+		mu.Unlock()
+		return rpc.NewClientWithCodec(structs.NewRPCClientCodec(a)), nil
+	}
+	first := make(chan error, 1)
+	go func() {
+		var resp structs.NodeUpdateResponse
+		first <- p.call(context.Background(), structs.RPCNodeUpdateStatus, &structs.NodeUpdateStatusRequest{}, &resp)
+	}()
+	<-dialed
+
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	second := make(chan error, 1)
+	go func() {
+		var resp structs.NodeUpdateResponse
+		second <- p.call(ctx, structs.RPCNodeUpdateStatus, &structs.NodeUpdateStatusRequest{}, &resp)
+	}()
+	select {
+	case err := <-second:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("call during another's dial = %v, want its deadline", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("a call with a 50ms deadline waited for another call's dial")
+	}
+
+	closed := make(chan struct{})
+	go func() { p.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("close waited for the dial in progress")
+	}
+
+	released = true
+	close(release)
+	if err := <-first; !errors.Is(err, structs.ErrShuttingDown) {
+		t.Errorf("the dialing call after close = %v, want ErrShuttingDown", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(conns) != 1 {
+		t.Fatalf("dials = %d, want 1", len(conns))
+	}
+	// The pool closed its end: the server's end reads EOF.
+	if _, err := conns[0].Read(make([]byte, 1)); err == nil {
+		t.Error("the connection dialed after close is still open")
 	}
 }

@@ -72,6 +72,9 @@ func (c *JobPlanCommand) Run(args []string) int {
 		}
 	}
 	c.Ui.Output(formatPlan(job.ID, resp, diff, verbose))
+	if resp.Warnings != "" {
+		c.Ui.Warn("Job warnings:\n" + resp.Warnings)
+	}
 	if len(resp.FailedTGAllocs) > 0 {
 		return exitNotPlaced
 	}

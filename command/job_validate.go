@@ -25,8 +25,12 @@ func (c *JobValidateCommand) Run(args []string) int {
 	if len(args) != 1 {
 		return c.usageError("job validate", "one argument: <path>")
 	}
-	if _, ok := c.loadJob(args[0], nil); !ok {
+	job, ok := c.loadJob(args[0], nil)
+	if !ok {
 		return 1
+	}
+	if w := job.Warnings(); len(w) > 0 {
+		c.Ui.Warn("Job warnings:\n" + strings.Join(w, "\n"))
 	}
 	c.Ui.Output("Job validation successful")
 	return 0

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/server/scheduler"
@@ -54,6 +55,7 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 	reply.EvalID = eval.ID
 	reply.EvalCreateIndex = index
 	reply.JobModifyIndex = index
+	reply.Warnings = strings.Join(job.Warnings(), "\n")
 	if stored, err := s.State().JobByID(nil, job.Namespace, job.ID); err == nil && stored != nil {
 		reply.JobModifyIndex = stored.JobModifyIndex
 	}

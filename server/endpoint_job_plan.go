@@ -31,6 +31,13 @@ func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanR
 	if err := job.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", structs.ErrInvalid, err)
 	}
+	// What registering would refuse, the dry run refuses too.
+	if err := s.checkNamespace(job.Namespace); err != nil { // endpoint_namespace.go
+		return err
+	}
+	if err := s.checkQueue(job.Queue); err != nil { // endpoint_queue.go
+		return err
+	}
 	snap, err := s.State().Snapshot()
 	if err != nil {
 		return fmt.Errorf("plan job %q: %w", job.ID, err)
@@ -64,6 +71,7 @@ func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanR
 		return fmt.Errorf("plan job %q: %w", job.ID, err)
 	}
 	rec.fill(reply)
+	reply.Warnings = strings.Join(job.Warnings(), "\n")
 	if existing != nil {
 		reply.JobModifyIndex = existing.JobModifyIndex
 	}

@@ -132,6 +132,7 @@ func TestServer_QueueRefusals(t *testing.T) {
 		msg    string
 	}{
 		{"job in an unknown queue", structs.RPCJobRegister, &structs.JobRegisterRequest{Job: lost}, &structs.JobRegisterResponse{}, structs.ErrInvalid, `queue "nope" does not exist`},
+		{"plan of a job in an unknown queue", structs.RPCJobPlan, &structs.JobPlanRequest{Job: lost}, &structs.JobPlanResponse{}, structs.ErrInvalid, `queue "nope" does not exist`},
 		{"missing queue", structs.RPCQueueUpsert, &structs.QueueUpsertRequest{}, &gen, structs.ErrInvalid, "missing"},
 		{"weight over 1000", structs.RPCQueueUpsert, &structs.QueueUpsertRequest{Queue: &structs.Queue{Name: "q", Weight: 5000}}, &gen, structs.ErrInvalid, "weight 5000: want 1 to 1000"},
 		{"max below guaranteed", structs.RPCQueueUpsert, &structs.QueueUpsertRequest{Queue: &structs.Queue{Name: "q", GuaranteedGPUs: 4, MaxGPUs: 2}}, &gen, structs.ErrInvalid, "max GPUs 2 is below the 4 guaranteed"},

@@ -46,6 +46,11 @@ func TestServer_GPUJobPlaced(t *testing.T) {
 		e := evalByID(t, s, resp.EvalID)
 		return e.Status == structs.EvalStatusComplete, "eval status " + e.Status
 	})
+	// The plan was committed whole, so the evaluation's end came in the
+	// same Raft entry as the allocation.
+	if e := evalByID(t, s, resp.EvalID); e.ModifyIndex != alloc.CreateIndex {
+		t.Errorf("eval completed at index %d, alloc created at %d: want one plan commit for both", e.ModifyIndex, alloc.CreateIndex)
+	}
 
 	// The client sees the allocation over TCP.
 	var allocs structs.NodeAllocsResponse
@@ -478,4 +483,18 @@ func TestServer_ShutdownLeavesNoGoroutines(t *testing.T) {
 func stacks() string {
 	buf := make([]byte, 1<<20)
 	return string(buf[:runtime.Stack(buf, true)])
+}
+
+func TestServer_RegisterWarnsOfWhatIsNotActedOn(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	job := gpuJob("web", structs.JobTypeService, 1, 0)
+	job.Update = &structs.UpdateStrategy{MaxParallel: 1, AutoRevert: true}
+	resp := registerJob(t, s, job)
+	if !strings.Contains(resp.Warnings, "auto_revert is accepted but not acted on yet") {
+		t.Errorf("register warnings = %q, want the auto_revert warning", resp.Warnings)
+	}
+	if plain := registerJob(t, s, gpuJob("train", structs.JobTypeBatch, 1, 0)); plain.Warnings != "" {
+		t.Errorf("register warnings for a plain job = %q, want none", plain.Warnings)
+	}
 }

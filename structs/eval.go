@@ -200,6 +200,12 @@ type Plan struct {
 	// ReleaseReservation drops the job's reservation (structs.Reservation).
 	Reservation        *Reservation
 	ReleaseReservation bool
+	// EvalUpdate, when set, is the plan's evaluation as it ends if the
+	// plan is committed whole (complete, nothing left to place). The
+	// applier writes it in the plan's own commit, saving the evaluation's
+	// separate write; a plan committed in part drops it
+	// (PlanResult.EvalUpdated) and the scheduler retries as before.
+	EvalUpdate *Evaluation
 }
 
 // AppendStoppedAlloc adds a stop of alloc to the plan.
@@ -254,6 +260,8 @@ type PlanResult struct {
 	AllocIndex uint64
 	// RejectedNodes lists nodes whose part of the plan did not fit.
 	RejectedNodes []string
+	// EvalUpdated reports that the plan's EvalUpdate was written with it.
+	EvalUpdated bool
 }
 
 // FullCommit reports whether everything in plan was committed, and the

@@ -199,6 +199,9 @@ type ApplyPlanResultsRequest struct {
 	// PreemptionEvals evaluate the jobs whose allocations the plan
 	// preempts, so they are replaced when there is room.
 	PreemptionEvals []*Evaluation
+	// EvalUpdate is the plan's evaluation as it ends, written with the
+	// results (Plan.EvalUpdate), or nil.
+	EvalUpdate *Evaluation
 	// Reservation is stored; ReleaseReservation (with Namespace and JobID)
 	// drops the job's (the plan's gang reservation, structs.Reservation).
 	Reservation        *Reservation

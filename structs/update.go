@@ -121,3 +121,25 @@ func (u *UpdateStrategy) Validate() error {
 // Rolling reports whether u limits how many allocations are replaced at
 // a time.
 func (u *UpdateStrategy) Rolling() bool { return u != nil && u.MaxParallel > 0 }
+
+// Warnings returns what the job asks that Drover accepts for Nomad
+// compatibility but does not act on yet, one line each: an update block
+// with auto_revert (a rolling update whose replacements never become
+// healthy waits; it is neither failed at healthy_deadline or
+// progress_deadline nor rolled back).
+func (j *Job) Warnings() []string {
+	if j == nil {
+		return nil
+	}
+	notYet := "update auto_revert is accepted but not acted on yet: a rolling update whose replacements never become healthy waits rather than failing at healthy_deadline or progress_deadline, and is not rolled back"
+	var out []string
+	if j.Update != nil && j.Update.AutoRevert {
+		out = append(out, "job "+notYet)
+	}
+	for _, tg := range j.TaskGroups {
+		if tg != nil && tg.Update != nil && tg.Update.AutoRevert && (j.Update == nil || !j.Update.AutoRevert) {
+			out = append(out, fmt.Sprintf("group %q: %s", tg.Name, notYet))
+		}
+	}
+	return out
+}

@@ -100,3 +100,29 @@ func TestPlanInPlaceUpdate(t *testing.T) {
 		t.Errorf("FullCommit with the update: got false, want true")
 	}
 }
+
+func TestJobWarnings(t *testing.T) {
+	revert := &UpdateStrategy{MaxParallel: 1, AutoRevert: true}
+	tests := []struct {
+		name string
+		job  *Job
+		want []string // a substring per warning, in order
+	}{
+		{"none", &Job{Update: &UpdateStrategy{MaxParallel: 1}, TaskGroups: []*TaskGroup{{Name: "web"}}}, nil},
+		{"job level", &Job{Update: revert, TaskGroups: []*TaskGroup{{Name: "web", Update: revert}}}, []string{"job update auto_revert"}},
+		{"group level", &Job{TaskGroups: []*TaskGroup{{Name: "a"}, {Name: "b", Update: revert}}}, []string{`group "b": update auto_revert`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.job.Warnings()
+			if len(got) != len(tt.want) {
+				t.Fatalf("Warnings() = %q, want %d", got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("warning %d = %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
+	}
+}

@@ -324,6 +324,9 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 		if err := tx.UpsertEvals(req.PreemptionEvals); err != nil {
 			return err
 		}
+		if err := tx.UpsertEvals(evalList(req.EvalUpdate)); err != nil {
+			return err
+		}
 		if req.ReleaseReservation {
 			if err := tx.DeleteReservation(req.Namespace, req.JobID); err != nil {
 				return err
@@ -337,7 +340,7 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	if err != nil {
 		return err
 	}
-	f.evalsUpserted(s, req.PreemptionEvals)
+	f.evalsUpserted(s, append(req.PreemptionEvals, evalList(req.EvalUpdate)...))
 	if req.ReleaseReservation {
 		// GPUs a gang held are free to others again.
 		f.capacityChanged(index)

@@ -134,33 +134,11 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
 	}
-	result := &structs.PlanResult{
-		NodeUpdate:        map[string][]*structs.Allocation{},
-		NodeAllocation:    map[string][]*structs.Allocation{},
-		NodeInPlaceUpdate: map[string][]*structs.Allocation{},
-	}
 	now := a.now().UnixNano()
-	var allocs []*structs.Allocation
+	result, allocs, ended := Accept(plan, verdicts, now)
 	for _, v := range verdicts {
 		if v.Reason != "" {
 			a.logger.Debug("plan rejected for node", "eval_id", plan.EvalID, "node_id", v.NodeID, "reason", v.Reason)
-			result.RejectedNodes = append(result.RejectedNodes, v.NodeID)
-			continue
-		}
-		for _, alloc := range plan.NodeUpdate[v.NodeID] {
-			c := stamp(alloc, plan, now)
-			result.NodeUpdate[v.NodeID] = append(result.NodeUpdate[v.NodeID], c)
-			allocs = append(allocs, c)
-		}
-		for _, alloc := range plan.NodeAllocation[v.NodeID] {
-			c := stamp(alloc, plan, now)
-			result.NodeAllocation[v.NodeID] = append(result.NodeAllocation[v.NodeID], c)
-			allocs = append(allocs, c)
-		}
-		for _, alloc := range plan.NodeInPlaceUpdate[v.NodeID] {
-			c := stamp(alloc, plan, now)
-			result.NodeInPlaceUpdate[v.NodeID] = append(result.NodeInPlaceUpdate[v.NodeID], c)
-			allocs = append(allocs, c)
 		}
 	}
 	a.plans.Add(1)
@@ -169,7 +147,7 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		a.partial.Add(1)
 		a.rejected.Add(uint64(len(result.RejectedNodes)))
 	}
-	req := &structs.ApplyPlanResultsRequest{Allocs: allocs, EvalID: plan.EvalID, PreemptionEvals: preemptionEvals(allocs, now)}
+	req := &structs.ApplyPlanResultsRequest{Allocs: allocs, EvalID: plan.EvalID, PreemptionEvals: preemptionEvals(allocs, now), EvalUpdate: ended}
 	// The gang's reservation changes with the plan, unless the plan was
 	// all at once and refused.
 	if !plan.AllAtOnce || len(result.RejectedNodes) == 0 {
@@ -178,7 +156,7 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 			req.Namespace, req.JobID = plan.Job.Namespace, plan.Job.ID
 		}
 	}
-	if len(allocs) == 0 && req.Reservation == nil && !req.ReleaseReservation {
+	if len(allocs) == 0 && req.Reservation == nil && !req.ReleaseReservation && req.EvalUpdate == nil {
 		result.AllocIndex = snapIndex
 		return result, nil
 	}
@@ -209,6 +187,43 @@ func preemptionEvals(allocs []*structs.Allocation, now int64) []*structs.Evaluat
 		})
 	}
 	return out
+}
+
+// Accept builds the result of committing plan's nodes that verdicts
+// accept: copies of their allocations stamped at now (the plan's job
+// attached to those without one), in the result and, in node order, in
+// allocs to write. A plan committed whole also returns its evaluation's
+// end (Plan.EvalUpdate) stamped at now, to write in the same commit, and
+// says so in the result. Rejected nodes are listed; RefreshIndex is left
+// to the caller.
+func Accept(plan *structs.Plan, verdicts []Verdict, now int64) (result *structs.PlanResult, allocs []*structs.Allocation, ended *structs.Evaluation) {
+	result = &structs.PlanResult{
+		NodeUpdate:        map[string][]*structs.Allocation{},
+		NodeAllocation:    map[string][]*structs.Allocation{},
+		NodeInPlaceUpdate: map[string][]*structs.Allocation{},
+	}
+	take := func(into map[string][]*structs.Allocation, node string, from []*structs.Allocation) {
+		for _, alloc := range from {
+			c := stamp(alloc, plan, now)
+			into[node] = append(into[node], c)
+			allocs = append(allocs, c)
+		}
+	}
+	for _, v := range verdicts {
+		if v.Reason != "" {
+			result.RejectedNodes = append(result.RejectedNodes, v.NodeID)
+			continue
+		}
+		take(result.NodeUpdate, v.NodeID, plan.NodeUpdate[v.NodeID])
+		take(result.NodeAllocation, v.NodeID, plan.NodeAllocation[v.NodeID])
+		take(result.NodeInPlaceUpdate, v.NodeID, plan.NodeInPlaceUpdate[v.NodeID])
+	}
+	if plan.EvalUpdate != nil && len(result.RejectedNodes) == 0 {
+		ended = plan.EvalUpdate.Copy()
+		ended.ModifyTime = now
+		result.EvalUpdated = true
+	}
+	return result, allocs, ended
 }
 
 // stamp returns a copy of alloc with its times set and the plan's job

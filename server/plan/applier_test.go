@@ -20,6 +20,8 @@ type storeRaft struct {
 	index uint64
 	calls int
 	evals []*structs.Evaluation // the PreemptionEvals of every request
+	// ended are the EvalUpdates the requests carried.
+	ended []*structs.Evaluation
 }
 
 func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
@@ -39,6 +41,9 @@ func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
 	r.index++
 	r.calls++
 	r.evals = append(r.evals, req.PreemptionEvals...)
+	if req.EvalUpdate != nil {
+		r.ended = append(r.ended, req.EvalUpdate)
+	}
 	return r.index, r.store.UpsertAllocs(r.index, req.Allocs)
 }
 
@@ -294,15 +299,22 @@ func committedIDs(res *structs.PlanResult) []string {
 
 func TestApplier_SameGPUTwoPlans(t *testing.T) {
 	h := newHarness(t, gpuNode("n1", 4), gpuNode("n2", 4))
-	first := h.submit(t, &structs.Plan{EvalID: "e1", NodeAllocation: placements(
+	ended := func(id string) *structs.Evaluation {
+		return &structs.Evaluation{ID: id, Namespace: "default", JobID: "train", Status: structs.EvalStatusComplete}
+	}
+	first := h.submit(t, &structs.Plan{EvalID: "e1", EvalUpdate: ended("e1"), NodeAllocation: placements(
 		h.alloc("a", "n1", 100, gpuID("n1", 0), gpuID("n1", 1)))})
 	if first.RefreshIndex != 0 || len(first.NodeAllocation["n1"]) != 1 {
 		t.Fatalf("first plan = %+v, want fully committed", first)
 	}
 	// The second scheduler worked from a snapshot before the first commit.
-	second := h.submit(t, &structs.Plan{EvalID: "e2", NodeAllocation: placements(
+	second := h.submit(t, &structs.Plan{EvalID: "e2", EvalUpdate: ended("e2"), NodeAllocation: placements(
 		h.alloc("b", "n1", 100, gpuID("n1", 1), gpuID("n1", 2)),
 		h.alloc("c", "n2", 100, gpuID("n2", 1)))})
+	// Only the plan committed whole carries its evaluation's end.
+	if !first.EvalUpdated || second.EvalUpdated || len(h.raft.ended) != 1 || h.raft.ended[0].ID != "e1" {
+		t.Errorf("eval ends: first %t, second %t, committed %d; want only e1's", first.EvalUpdated, second.EvalUpdated, len(h.raft.ended))
+	}
 	if !slices.Equal(second.RejectedNodes, []string{"n1"}) {
 		t.Errorf("RejectedNodes = %v, want [n1]", second.RejectedNodes)
 	}

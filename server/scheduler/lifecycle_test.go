@@ -277,8 +277,18 @@ func TestPartialCommitRetriesWithFreshState(t *testing.T) {
 		t.Fatalf("process: %v", err)
 	}
 
-	if n := len(h.Plans()); n != 2 {
-		t.Errorf("plans: got %d, want 2 (one refused, one retried)", n)
+	plans, results := h.Plans(), h.Results()
+	if n := len(plans); n != 2 {
+		t.Fatalf("plans: got %d, want 2 (one refused, one retried)", n)
+	}
+	// Each attempt offered the evaluation's end with its plan; only the
+	// one committed whole wrote it.
+	if plans[0].EvalUpdate == nil || results[0].EvalUpdated || !results[1].EvalUpdated {
+		t.Errorf("eval with plan: offered %t, written with the refused plan %t, with the retried one %t; want true, false, true",
+			plans[0].EvalUpdate != nil, results[0].EvalUpdated, results[1].EvalUpdated)
+	}
+	if n := len(h.UpdatedEvals()); n != 1 {
+		t.Errorf("eval updates: got %d, want 1", n)
 	}
 	if len(h.LiveAllocs(ns, "train")) != 1 {
 		t.Fatalf("live: got %d, want 1", len(h.LiveAllocs(ns, "train")))

@@ -178,6 +178,9 @@ type outcome struct {
 	failed        map[string]*structs.AllocMetric // per group, nil when all placed
 	queued        map[string]int
 	committed     bool // the plan was empty or fully committed
+	// evalWritten: the plan's commit wrote the evaluation's end
+	// (Plan.EvalUpdate), so finish has nothing to write.
+	evalWritten bool
 	// retryAt is when a delayed reschedule becomes due (zero: none).
 	retryAt time.Time
 	gaveUp  []string // allocation names not replaced any more
@@ -247,6 +250,13 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 			return nil, err
 		}
 		out.keepGangFailures(first, dropped)
+	}
+	if len(out.failed) == 0 && out.retryAt.IsZero() && !p.plan.IsNoOp() {
+		// Nothing will be left to do if the plan commits whole: the
+		// evaluation's end is written with it (Plan.EvalUpdate).
+		e := s.record(eval, out)
+		e.Status = structs.EvalStatusComplete
+		p.plan.EvalUpdate = e
 	}
 	if err := submit(s.planner, &s.state, p.plan, out); err != nil {
 		return nil, err
@@ -339,6 +349,7 @@ func submit(planner Planner, state *State, plan *structs.Plan, out *outcome) err
 		return nil
 	}
 	out.committed = true
+	out.evalWritten = result != nil && result.EvalUpdated
 	return nil
 }
 

@@ -14,6 +14,9 @@ import (
 // one is created and linked. Delayed reschedules get a follow-up
 // evaluation. Everything else completes the evaluation.
 func (s *GenericScheduler) finish(eval *structs.Evaluation, out *outcome) error {
+	if out.evalWritten {
+		return nil
+	}
 	e := s.record(eval, out)
 	if err := s.followUp(e, out); err != nil {
 		return err

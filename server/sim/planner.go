@@ -13,8 +13,9 @@ import (
 // planner is the simulator's scheduler.Planner. It applies plans to the
 // state store as the leader's applier does, minus Raft: every node of a
 // plan is re-checked against a fresh snapshot with plan.Evaluate, the
-// accepted nodes' allocations are stamped and written with the
-// plan-results write (UpsertAllocs) at the next index, and a partial
+// accepted nodes' allocations are stamped and written at the next index
+// (with the evaluation's end, Plan.EvalUpdate, when all nodes are
+// accepted), and a partial
 // commit answers with a RefreshIndex and a fresh snapshot. Evaluations are
 // written to the store. It records what the current evaluation got.
 //
@@ -54,44 +55,24 @@ func (p *planner) SubmitPlan(pl *structs.Plan) (*structs.PlanResult, scheduler.S
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate plan of eval %s: %w", pl.EvalID, err)
 	}
-	result := &structs.PlanResult{
-		NodeUpdate:        map[string][]*structs.Allocation{},
-		NodeAllocation:    map[string][]*structs.Allocation{},
-		NodeInPlaceUpdate: map[string][]*structs.Allocation{},
-	}
-	now := p.now().UnixNano()
-	var write, placed []*structs.Allocation
-	for _, v := range verdicts {
-		if v.Reason != "" {
-			p.rejected++
-			result.RejectedNodes = append(result.RejectedNodes, v.NodeID)
-			continue
-		}
-		for _, a := range pl.NodeUpdate[v.NodeID] {
-			c := stamp(a, pl, now)
-			result.NodeUpdate[v.NodeID] = append(result.NodeUpdate[v.NodeID], c)
-			write = append(write, c)
-		}
-		for _, a := range pl.NodeAllocation[v.NodeID] {
-			c := stamp(a, pl, now)
-			result.NodeAllocation[v.NodeID] = append(result.NodeAllocation[v.NodeID], c)
-			write = append(write, c)
-			placed = append(placed, c)
-		}
-		for _, a := range pl.NodeInPlaceUpdate[v.NodeID] {
-			c := stamp(a, pl, now)
-			result.NodeInPlaceUpdate[v.NodeID] = append(result.NodeInPlaceUpdate[v.NodeID], c)
-			write = append(write, c)
-		}
-	}
+	result, write, ended := plan.Accept(pl, verdicts, p.now().UnixNano())
+	p.rejected += len(result.RejectedNodes)
 	index := p.index // nothing accepted: nothing written
-	if len(write) > 0 {
+	if len(write) > 0 || ended != nil {
 		index = p.nextIndex()
-		if err := p.store.UpsertAllocs(index, write); err != nil {
+		err := p.store.Write(index, func(tx *state.Txn) error {
+			if err := tx.UpsertAllocs(write); err != nil {
+				return err
+			}
+			return tx.UpsertEvals(evalList(ended))
+		})
+		if err != nil {
 			return nil, nil, fmt.Errorf("write plan results of eval %s: %w", pl.EvalID, err)
 		}
 	}
-	p.committed = append(p.committed, placed...)
+	for _, v := range verdicts { // in the plan's node order
+		p.committed = append(p.committed, result.NodeAllocation[v.NodeID]...)
+	}
 	result.AllocIndex = index
 	if len(result.RejectedNodes) == 0 {
 		return result, nil, nil
@@ -104,18 +85,12 @@ func (p *planner) SubmitPlan(pl *structs.Plan) (*structs.PlanResult, scheduler.S
 	return result, fresh, nil
 }
 
-// stamp returns a copy of a with its times set and the plan's job
-// attached if it has none, as the leader's applier stamps it.
-func stamp(a *structs.Allocation, pl *structs.Plan, now int64) *structs.Allocation {
-	c := a.Copy()
-	c.ModifyTime = now
-	if c.CreateTime == 0 {
-		c.CreateTime = now
+// evalList is e alone, or nothing for nil.
+func evalList(e *structs.Evaluation) []*structs.Evaluation {
+	if e == nil {
+		return nil
 	}
-	if c.Job == nil {
-		c.Job = pl.Job
-	}
-	return c
+	return []*structs.Evaluation{e}
 }
 
 // UpdateEval implements scheduler.Planner.

@@ -176,7 +176,10 @@ func refreshJobStatuses(txn *memdb.Txn, index uint64, keys map[jobKey]struct{}) 
 		if status == job.Status {
 			continue
 		}
-		j := job.Copy()
+		// A shallow copy: the stored job is never changed in place, so
+		// the new row may share everything but its status.
+		c := *job
+		j := &c
 		j.Status = status
 		j.ModifyIndex = index
 		if err := txn.Insert(TableJobs, j); err != nil {

@@ -12,8 +12,12 @@ import (
 const maxScoreMeta = 5
 
 // DefaultLimit is how many feasible nodes a Stack scores per placement
-// when it may stop early (see Stack.Select).
-const DefaultLimit = 32
+// when it may stop early (see Stack.Select). The walk meets the fullest
+// nodes first, so the best few already hold the best choice: on the
+// Alibaba traces (`drover sim -arrival 1.3`, seeds 1 to 3, default and
+// gpushare100) limits of 4, 8, 16 and 32 reach the same GPU allocation
+// ratio within 0.003, and each halving saves a tenth of the time.
+const DefaultLimit = 8
 
 // ExplainLimit is how many of the nodes a failed placement's ordered walk
 // skipped (too few GPUs free) it examines to explain the failure, those

@@ -162,12 +162,25 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 			}
 		}
 		if keepReservation && plan.Reservation != nil {
-			return tx.UpsertReservation(plan.Reservation)
+			if err := tx.UpsertReservation(plan.Reservation); err != nil {
+				return err
+			}
+		}
+		if plan.EvalUpdate != nil && refused == "" {
+			result.EvalUpdated = true
+			return tx.UpsertEvals([]*structs.Evaluation{plan.EvalUpdate})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("commit plan: %w", err)
+	}
+	if result.EvalUpdated {
+		// The evaluation's end came with the plan: it counts as the
+		// update the scheduler did not need to make.
+		h.mu.Lock()
+		h.updatedEvals = append(h.updatedEvals, plan.EvalUpdate)
+		h.mu.Unlock()
 	}
 	result.AllocIndex = index
 	if len(result.RejectedNodes) > 0 {
