@@ -231,25 +231,31 @@ func (c *Client) Node() *structs.Node {
 	return c.node.Copy()
 }
 
-// Shutdown stops the loops, kills the running tasks (unless
-// LeaveTasksRunning), sends their final status if a server answers, and
-// closes the server connection. It waits for tasks to die, which takes
-// at most their kill timeouts.
+// Shutdown stops the loops, kills the running tasks (or, with
+// LeaveTasksRunning, detaches from them once their handles are saved),
+// sends their final status if a server answers, and closes the server
+// connection. It waits for tasks to die, which takes at most their kill
+// timeouts.
 func (c *Client) Shutdown() error {
 	c.shutdownOnce.Do(func() {
 		c.cancel()
 		c.loops.Wait()
-		if !c.cfg.LeaveTasksRunning {
-			c.allocMu.Lock()
-			runners := make([]*runner, 0, len(c.runners))
-			for _, r := range c.runners {
-				runners = append(runners, r)
+		c.allocMu.Lock()
+		runners := make([]*runner, 0, len(c.runners))
+		for _, r := range c.runners {
+			runners = append(runners, r)
+			if c.cfg.LeaveTasksRunning {
+				// Saved handles let the next client re-attach.
+				r.ar.Detach()
+			} else {
 				r.ar.Kill("client shutting down")
 			}
-			c.allocMu.Unlock()
-			for _, r := range runners {
-				<-r.ar.WaitCh()
-			}
+		}
+		c.allocMu.Unlock()
+		for _, r := range runners {
+			<-r.ar.WaitCh()
+		}
+		if !c.cfg.LeaveTasksRunning {
 			if err := c.mps.Close(); err != nil {
 				c.logger.Warn("stopping MPS daemons", "error", err)
 			}

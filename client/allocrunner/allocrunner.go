@@ -108,11 +108,19 @@ type AllocRunner struct {
 	sharing  GPUSharing
 	shares   *gpuShares // set by Run before any task starts
 
+	// startMu is held for reading by each task from its driver's start
+	// until its handle is saved, and for writing by Detach (detach.go).
+	startMu    sync.RWMutex
+	detachCh   chan struct{} // closed by Detach
+	detachOnce sync.Once
+
 	mu     sync.Mutex
 	alloc  *structs.Allocation
 	states map[string]*structs.TaskState
 	// setupErr, when set, fails the allocation before any task runs.
 	setupErr error
+	// detached: Detach was called; nothing more is saved or reported.
+	detached bool
 }
 
 // AllocDir returns the directory of an allocation.
@@ -167,6 +175,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock:    cfg.Clock,
 		onUpdate: cfg.OnUpdate,
 		waitCh:   make(chan struct{}),
+		detachCh: make(chan struct{}),
 		alloc:    alloc,
 		states:   map[string]*structs.TaskState{},
 		store:    cfg.Store,
@@ -263,7 +272,11 @@ func (ar *AllocRunner) Run() {
 		ar.failSetup(err)
 		return
 	}
-	defer ar.stopGPUShares(shares)
+	defer func() {
+		if !ar.isDetached() { // the tasks run on with their shares
+			ar.stopGPUShares(shares)
+		}
+	}()
 	ar.shares = shares
 	ar.recordGPUShares(shares)
 	done := make(chan *taskRunner, len(ar.tasks))
@@ -374,7 +387,7 @@ func (ar *AllocRunner) taskFailed(task string) bool {
 func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	ar.mu.Lock()
 	ar.alloc = alloc.Copy()
-	if ar.store != nil {
+	if ar.store != nil && !ar.detached {
 		if err := ar.store.PutAlloc(ar.alloc); err != nil {
 			ar.logger.Warn("saving allocation", "error", err)
 		}
@@ -462,7 +475,7 @@ func (ar *AllocRunner) mutate(task string, fn func(s *structs.TaskState)) {
 // saves of one task land in the order of its changes.
 func (ar *AllocRunner) persistLocked(task string) {
 	s := ar.states[task]
-	if ar.store == nil || s == nil {
+	if ar.store == nil || s == nil || ar.detached {
 		return
 	}
 	if err := ar.store.PutTaskState(ar.id, task, s); err != nil {
@@ -472,7 +485,9 @@ func (ar *AllocRunner) persistLocked(task string) {
 
 // persistHandle saves (or, with nil, deletes) a task's running handle.
 func (ar *AllocRunner) persistHandle(task string, h *drivers.TaskHandle) {
-	if ar.store == nil {
+	ar.mu.Lock()
+	defer ar.mu.Unlock()
+	if ar.store == nil || ar.detached {
 		return
 	}
 	if err := ar.store.PutTaskHandle(ar.id, task, h); err != nil {
@@ -499,7 +514,7 @@ func (ar *AllocRunner) notifyLocked() {
 		Namespace: ar.alloc.Namespace,
 	}
 	ar.fillClientStateLocked(a)
-	if ar.onUpdate != nil {
+	if ar.onUpdate != nil && !ar.detached {
 		ar.onUpdate(a)
 	}
 }

@@ -134,6 +134,8 @@ func (tr *taskRunner) run() {
 		select {
 		case <-tr.ar.clock.After(d.delay):
 		case <-tr.killCh:
+		case <-tr.ar.detachCh:
+			return
 		}
 	}
 }
@@ -192,13 +194,22 @@ func nextAttempt(id string) int {
 // wasKilled reports that the task is dead by a kill and nothing follows.
 func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled bool) {
 	cfg := tr.taskConfig(attempt)
+	// From the start until the handle is saved, Detach waits: a task it
+	// leaves running must be in the store for the next client.
+	tr.ar.startMu.RLock()
+	if tr.ar.isDetached() {
+		tr.ar.startMu.RUnlock()
+		return nil, true
+	}
 	h, err := tr.driver.Start(context.Background(), cfg)
 	if err != nil {
+		tr.ar.startMu.RUnlock()
 		tr.logger.Warn("task start", "error", err)
 		tr.emit(&structs.TaskEvent{Type: structs.TaskDriverFail, Message: err.Error()}, nil)
 		return &drivers.ExitResult{ExitCode: -1, Err: err}, false
 	}
 	tr.ar.persistHandle(tr.task.Name, h)
+	tr.ar.startMu.RUnlock()
 	tr.emit(&structs.TaskEvent{Type: structs.TaskStarted, Message: "Task started by client"}, func(s *structs.TaskState) {
 		s.State = structs.TaskStateRunning
 		if s.StartedAt.IsZero() {
@@ -209,9 +220,14 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 }
 
 // waitAttempt waits for the running driver task id to exit or be
-// killed, then destroys it and forgets its handle.
+// killed, then destroys it and forgets its handle. When the runner is
+// detached first it returns as killed and leaves the task alone.
 func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled bool) {
+	detached := false
 	defer func() {
+		if detached {
+			return
+		}
 		if err := tr.driver.Destroy(id); err != nil {
 			tr.logger.Warn("task destroy", "error", err)
 		}
@@ -228,6 +244,9 @@ func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled
 	case res = <-waitCh:
 		tr.emit(terminatedEvent(res), nil)
 		return res, false
+	case <-tr.ar.detachCh:
+		detached = true
+		return nil, true
 	case <-tr.killCh:
 	}
 	tr.stop(id, waitCh)
