@@ -141,5 +141,5 @@ func contentionNote(blocked *structs.Evaluation, failed map[string]*structs.Allo
 		return nil
 	}
 	return []string{"The scheduler found room, but other placements took it first in every attempt " +
-		"(maximum plan attempts): the job is retried when capacity changes."}
+		"(maximum plan attempts): the job is tried again within seconds."}
 }

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/go-hclog"
@@ -17,6 +18,11 @@ import (
 // evaluation blocked with a SnapshotIndex older than the last Unblock was
 // computed before that capacity freed, so it goes to the broker at once
 // instead of waiting for the next change.
+//
+// An evaluation blocked because its plans lost to concurrent ones in
+// every attempt (structs.EvalTriggerMaxPlans) found room: no capacity
+// change may come to wake it, so it goes back to the broker after
+// MaxPlansRetryWait instead.
 type BlockedEvals struct {
 	broker *EvalBroker
 	logger hclog.Logger
@@ -29,6 +35,11 @@ type BlockedEvals struct {
 	cancelled    []*structs.Evaluation
 	cancelledCh  chan struct{} // one-slot signal: cancelled is not empty
 }
+
+// MaxPlansRetryWait is how long an evaluation whose plans lost to
+// concurrent ones in every attempt waits before it is tried again: long
+// enough for the burst of plans it raced with to pass.
+const MaxPlansRetryWait = time.Second
 
 // NewBlockedEvals returns a disabled tracker that unblocks into broker.
 func NewBlockedEvals(broker *EvalBroker, logger hclog.Logger) *BlockedEvals {
@@ -80,6 +91,21 @@ func (b *BlockedEvals) block(eval *structs.Evaluation) {
 		return
 	}
 	missed := eval.SnapshotIndex != 0 && eval.SnapshotIndex < b.unblockIndex
+	if eval.TriggeredBy == structs.EvalTriggerMaxPlans {
+		b.untrackLocked(eval.ID)
+		b.mu.Unlock()
+		retry := eval.Copy()
+		retry.Wait = MaxPlansRetryWait
+		b.logger.Debug("evaluation lost its plans to concurrent ones, retrying", "eval_id", eval.ID, "wait", retry.Wait)
+		b.broker.Enqueue(retry)
+		return
+	}
+	if eval.Wait > 0 {
+		// A retried evaluation's wait is served; an unblock must not
+		// wait again.
+		eval = eval.Copy()
+		eval.Wait = 0
+	}
 	key := keyOf(eval)
 	old := b.byJob[key]
 	switch {

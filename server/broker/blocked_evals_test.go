@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -176,4 +177,31 @@ func TestBlockedEvals_UntrackAndDisable(t *testing.T) {
 	if s := blocked.Stats(); s.TotalBlocked != 0 || s.UnblockIndex != 0 {
 		t.Errorf("disabled stats = %+v, want empty", s)
 	}
+}
+
+// TestBlockedEvals_MaxPlansRetriesWithoutCapacityChange: an evaluation
+// blocked because its plans lost to concurrent ones found room, so it is
+// not parked until capacity changes: it is back in the broker after
+// MaxPlansRetryWait, once, and a job's later capacity-blocked evaluation
+// still waits for an Unblock.
+func TestBlockedEvals_MaxPlansRetriesWithoutCapacityChange(t *testing.T) {
+	b, clock := newTestBroker(t, 3)
+	blocked := NewBlockedEvals(b, nil)
+	blocked.SetEnabled(true)
+	lost := blockedEval("lost", "j1", 10, 9)
+	lost.TriggeredBy = structs.EvalTriggerMaxPlans
+	blocked.Block(lost)
+	blocked.Block(blockedEval("full", "j2", 11, 9))
+	if s := blocked.Stats(); s.TotalBlocked != 1 {
+		t.Errorf("TotalBlocked = %d, want 1 (only the capacity-blocked one)", s.TotalBlocked)
+	}
+	dequeueNone(t, b, "batch")
+	clock.Advance(MaxPlansRetryWait - time.Millisecond)
+	dequeueNone(t, b, "batch")
+	clock.Advance(time.Millisecond)
+	e, _ := mustDequeue(t, b, "batch")
+	if e.ID != "lost" || e.Status != structs.EvalStatusBlocked {
+		t.Errorf("retried %s/%s, want lost/blocked", e.ID, e.Status)
+	}
+	dequeueNone(t, b, "batch")
 }

@@ -326,11 +326,24 @@ func TestPlanNeverCommittedFailsEval(t *testing.T) {
 	if err := h.Process(h.Eval(created[0].ID)); err != nil {
 		t.Fatalf("process blocked: %v", err)
 	}
-	if got := h.ReblockedEvals(); len(got) != 1 || got[0].ID != created[0].ID {
-		t.Errorf("reblocked: got %d evals, want the blocked one", len(got))
+	if got := h.ReblockedEvals(); len(got) != 1 || got[0].ID != created[0].ID || got[0].TriggeredBy != structs.EvalTriggerMaxPlans {
+		t.Errorf("reblocked: got %+v, want the blocked one, still by max plan attempts (retried soon)", got)
 	}
 	if n := len(h.CreatedEvals()); n != 1 {
 		t.Errorf("created evals: got %d, want still 1", n)
+	}
+
+	// Once the GPUs are gone, it waits for capacity, not for a retry.
+	h.Reject = nil
+	if err := h.Process(h.RegisterJob(schedtest.GPUJob("other", 1, 4))); err != nil {
+		t.Fatalf("process other: %v", err)
+	}
+	if err := h.Process(h.Eval(created[0].ID)); err != nil {
+		t.Fatalf("process blocked again: %v", err)
+	}
+	got := h.ReblockedEvals()
+	if len(got) != 2 || got[1].ID != created[0].ID || got[1].TriggeredBy != structs.EvalTriggerQueuedAllocs {
+		t.Errorf("reblocked: got %+v, want the blocked one again, by queued allocs", got)
 	}
 }
 

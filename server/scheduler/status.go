@@ -23,6 +23,8 @@ func (s *GenericScheduler) finish(eval *structs.Evaluation, out *outcome) error 
 	}
 	if len(out.failed) > 0 {
 		if eval.Status == structs.EvalStatusBlocked {
+			// It waits for capacity now, whatever blocked it before.
+			e.TriggeredBy = structs.EvalTriggerQueuedAllocs
 			if err := s.planner.ReblockEval(e); err != nil {
 				return fmt.Errorf("reblock eval %s: %w", eval.ID, err)
 			}
@@ -39,16 +41,20 @@ func (s *GenericScheduler) finish(eval *structs.Evaluation, out *outcome) error 
 	return nil
 }
 
-// fail marks the evaluation failed with desc. Its job still misses
-// allocations, so a blocked evaluation retries when capacity changes (a
-// blocked evaluation that fails goes back to waiting).
+// fail marks the evaluation failed with desc: its plans lost to
+// concurrent ones in every attempt. Its job still misses allocations, so
+// a blocked evaluation (EvalTriggerMaxPlans) retries it shortly (a
+// blocked evaluation that fails goes back to the blocked set, as such).
 func (s *GenericScheduler) fail(eval *structs.Evaluation, out *outcome, desc string) error {
 	e := s.record(eval, out)
 	if err := s.followUp(e, out); err != nil {
 		return err
 	}
 	if eval.Status == structs.EvalStatusBlocked {
+		// It found room and lost it to concurrent plans: it is retried
+		// soon, not when capacity changes (broker.BlockedEvals).
 		e.StatusDescription = desc
+		e.TriggeredBy = structs.EvalTriggerMaxPlans
 		if err := s.planner.ReblockEval(e); err != nil {
 			return fmt.Errorf("reblock eval %s: %w", eval.ID, err)
 		}
