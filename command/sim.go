@@ -41,7 +41,8 @@ Options:
   -pods=<file>
     Pod CSV (name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...]).
     Without it, the workload is single-GPU tasks (cpu 4000, memory 16384),
-    as many as the cluster has GPUs.
+    as many as the cluster has GPUs, submitted as batch jobs of 2000 tasks
+    (see -job-size).
 
   -synthetic-nodes=<n>
     Instead of -nodes, n nodes of -gpus-per-node H100 GPUs (80 GiB), cpu
@@ -63,8 +64,10 @@ Options:
 
   -job-size=<n>
     Submit n consecutive pods at a time as one batch job (pods of one shape
-    share a task group) with one evaluation, instead of one job per pod.
-    Each pod's latency is then its share of its evaluation's time.
+    share a task group) with one evaluation; 1 submits one job per pod.
+    Each pod's latency is then its share of its evaluation's time. The
+    default is 1 for -pods (a trace's pods are independent) and 2000 for
+    the synthetic tasks, the batch job of a training sweep.
 
   -gc-percent=<n>
     The Go garbage collector's GOGC for the run. The default, 400, trades
@@ -144,7 +147,7 @@ func (c *SimCommand) parseSim(args []string) (simFlags, bool) {
 	fs.Float64Var(&f.arrival, "arrival", 0, "")
 	fs.Uint64Var(&f.seed, "seed", 1, "")
 	fs.IntVar(&f.limit, "limit", 0, "")
-	fs.IntVar(&f.jobSize, "job-size", 1, "")
+	fs.IntVar(&f.jobSize, "job-size", 0, "") // 0: the workload's default
 	fs.IntVar(&f.gcPercent, "gc-percent", defaultSimGCPercent, "")
 	fs.BoolVar(&f.json, "json", false, "")
 	rest, ok := c.parse(fs, args)
@@ -169,7 +172,7 @@ func (f simFlags) config() (sim.Config, error) {
 		return cfg, errors.New("-arrival must not be negative")
 	case f.limit < 0:
 		return cfg, errors.New("-limit must not be negative")
-	case f.jobSize < 1:
+	case f.jobSize < 0:
 		return cfg, errors.New("-job-size must be at least 1")
 	case f.gcPercent < -1:
 		return cfg, errors.New("-gc-percent must be -1 or more")
@@ -194,7 +197,11 @@ func (f simFlags) config() (sim.Config, error) {
 		}
 	} else {
 		cfg.Pods = sim.SyntheticPods(sim.ClusterGPUs(cfg.Nodes))
+		if cfg.JobSize == 0 {
+			cfg.JobSize = sim.SyntheticJobSize
+		}
 	}
+	cfg.JobSize = max(cfg.JobSize, 1)
 	return cfg, nil
 }
 
@@ -204,7 +211,7 @@ func formatSimResult(r *sim.Result) string {
 	return formatKV([]kv{
 		{"Policy", fmt.Sprintf("%s (%s)", r.Policy, r.Algorithm)},
 		{"Nodes", fmt.Sprintf("%d (%d GPUs)", r.Nodes, r.ClusterGPUs)},
-		{"Submitted", fmt.Sprintf("%d pods asking %.1f GPUs", r.Submitted, r.GPURequested)},
+		{"Submitted", fmt.Sprintf("%d pods asking %.1f GPUs, %s", r.Submitted, r.GPURequested, jobSizeText(r.JobSize))},
 		{"Placed", fmt.Sprint(r.Placed)},
 		{"Failed", fmt.Sprint(r.Failed)},
 		{"GPU allocation", fmt.Sprintf("%s (%.1f GPUs)", pct(r.GPUAllocationRatio), r.GPUAllocated)},
@@ -217,4 +224,11 @@ func formatSimResult(r *sim.Result) string {
 		{"Plan rejections", fmt.Sprint(r.PlanRejections)},
 		{"Duration", fmt.Sprintf("%.2f s", r.DurationSeconds)},
 	})
+}
+
+func jobSizeText(n int) string {
+	if n <= 1 {
+		return "one job each"
+	}
+	return fmt.Sprintf("in batch jobs of %d", n)
 }

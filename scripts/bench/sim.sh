@@ -28,8 +28,8 @@ else
 fi
 
 if [[ "$SYNTHETIC" != 0 ]]; then
-  echo "# drover sim: synthetic 5000 nodes x 8 GPUs, single-GPU tasks until full -policy $POLICY"
+  echo "# drover sim: synthetic 5000 nodes x 8 GPUs, single-GPU tasks until full, in batch jobs of 2000 -policy $POLICY"
   "$DROVER" sim -synthetic-nodes 5000 -gpus-per-node 8 -policy "$POLICY" -json
-  echo "# drover sim: synthetic 5000 nodes x 8 GPUs, the same tasks as batch jobs of 2000 -policy $POLICY"
-  "$DROVER" sim -synthetic-nodes 5000 -gpus-per-node 8 -job-size 2000 -policy "$POLICY" -json
+  echo "# drover sim: synthetic 5000 nodes x 8 GPUs, the same tasks, one job each -policy $POLICY"
+  "$DROVER" sim -synthetic-nodes 5000 -gpus-per-node 8 -job-size 1 -policy "$POLICY" -json
 fi

@@ -133,6 +133,12 @@ const (
 	SyntheticTaskMemoryMiB = 16384
 )
 
+// SyntheticJobSize is how many synthetic tasks `drover sim` submits as
+// one batch job unless told otherwise: the shape of a training sweep, and
+// the 2,000-allocation batch job of the scheduler issue's comparison with
+// Nomad.
+const SyntheticJobSize = 2000
+
 // SyntheticPods returns n single-GPU pods (SyntheticTaskCPUMilli,
 // SyntheticTaskMemoryMiB, one whole GPU), named "sim-pod-000000" on.
 func SyntheticPods(n int) []PodSpec {

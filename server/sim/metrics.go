@@ -21,6 +21,9 @@ type Result struct {
 	Seed        uint64  `json:"seed"`
 	Nodes       int     `json:"nodes"`
 	ClusterGPUs int     `json:"cluster_gpus"`
+	// JobSize is how many pods were submitted together, as one batch job
+	// (Config.JobSize; 1: one job per pod).
+	JobSize int `json:"job_size"`
 	// Submitted pods = Placed + Failed.
 	Submitted int `json:"submitted"`
 	Placed    int `json:"placed"`
@@ -72,6 +75,7 @@ func (r *replay) summarize(cfg Config, policy string, arrivals []PodSpec, outcom
 		Seed:           cfg.Seed,
 		Nodes:          len(cfg.Nodes),
 		ClusterGPUs:    ClusterGPUs(cfg.Nodes),
+		JobSize:        max(cfg.JobSize, 1),
 		Submitted:      len(outcomes),
 		PlanRejections: r.planner.rejected,
 	}
