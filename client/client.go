@@ -244,14 +244,18 @@ func (c *Client) Shutdown() error {
 		runners := make([]*runner, 0, len(c.runners))
 		for _, r := range c.runners {
 			runners = append(runners, r)
+		}
+		c.allocMu.Unlock()
+		for _, r := range runners {
 			if c.cfg.LeaveTasksRunning {
-				// Saved handles let the next client re-attach.
-				r.ar.Detach()
+				// Saved handles let the next client re-attach. Detach
+				// waits for a start in progress (an image pull, say),
+				// so all of them wait at once.
+				go r.ar.Detach()
 			} else {
 				r.ar.Kill("client shutting down")
 			}
 		}
-		c.allocMu.Unlock()
 		for _, r := range runners {
 			<-r.ar.WaitCh()
 		}

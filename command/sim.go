@@ -173,7 +173,7 @@ func (f simFlags) config() (sim.Config, error) {
 	case f.limit < 0:
 		return cfg, errors.New("-limit must not be negative")
 	case f.jobSize < 0:
-		return cfg, errors.New("-job-size must be at least 1")
+		return cfg, errors.New("-job-size must not be negative")
 	case f.gcPercent < -1:
 		return cfg, errors.New("-gc-percent must be -1 or more")
 	case (f.nodes == "") == (f.syntheticNodes == 0):

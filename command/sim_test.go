@@ -73,7 +73,7 @@ func TestSimErrors(t *testing.T) {
 		{"two clusters", append(nodes, "-synthetic-nodes", "2"), "exactly one of -nodes and -synthetic-nodes"},
 		{"unknown policy", append(nodes, "-policy", "random"), `-policy: sim: unknown policy "random"`},
 		{"negative arrival", append(nodes, "-arrival", "-1"), "-arrival must not be negative"},
-		{"negative job size", append(nodes, "-job-size", "-2"), "-job-size must be at least 1"},
+		{"negative job size", append(nodes, "-job-size", "-2"), "-job-size must not be negative"},
 		{"bad number", append(nodes, "-arrival", "lots"), "-arrival"},
 		{"unknown flag", append(nodes, "-bogus"), "-bogus"},
 		{"argument", append(nodes, "extra"), "no arguments"},

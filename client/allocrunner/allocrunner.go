@@ -273,7 +273,8 @@ func (ar *AllocRunner) Run() {
 		return
 	}
 	defer func() {
-		if !ar.isDetached() { // the tasks run on with their shares
+		// Tasks left running by Detach keep their shares.
+		if !ar.isDetached() || ar.allDead() {
 			ar.stopGPUShares(shares)
 		}
 	}()

@@ -24,3 +24,4 @@ func (ar *AllocRunner) isDetached() bool {
 	defer ar.mu.Unlock()
 	return ar.detached
 }
+

@@ -32,7 +32,7 @@ func (d *gatedDriver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*driv
 }
 
 // TestDetachWaitsForStartAndLeavesTasks: Detach waits for a task caught
-// between its start and the saving of its handle, so the handle is
+// between its start and the saving of its handle and start, so both are
 // stored; the runner then ends without killing, destroying or
 // forgetting the task, saves and reports nothing more, and a runner
 // restored from the store re-attaches to the same process.
@@ -100,10 +100,10 @@ func TestDetachWaitsForStartAndLeavesTasks(t *testing.T) {
 	if syscall.Kill(pid, 0) == nil && !isZombie(pid) {
 		t.Errorf("task %d still runs after the restored runner killed it", pid)
 	}
-	// The first start's event may or may not have been saved before
-	// Detach; a second one means the task was started again.
+	// The start was saved before Detach returned (with its time, which
+	// max_run_time counts from); a second one means it started again.
 	s := restored.Alloc().TaskStates["t"]
-	if n := strings.Count(strings.Join(eventTypes(s), ","), structs.TaskStarted); n > 1 {
-		t.Errorf("restored events %v: the task was started again", eventTypes(s))
+	if n := strings.Count(strings.Join(eventTypes(s), ","), structs.TaskStarted); n != 1 || s.StartedAt.IsZero() {
+		t.Errorf("restored events %v, started at %v: want the one start, saved with its time", eventTypes(s), s.StartedAt)
 	}
 }

@@ -49,6 +49,9 @@ func newTaskRunner(ar *AllocRunner, task *structs.Task, d drivers.Driver, rt *re
 // kill asks the task to stop; the first call wins. eventType is
 // structs.TaskKilling, TaskSiblingFailed or structs.TaskPreempted.
 func (tr *taskRunner) kill(eventType, reason string) {
+	if tr.ar.isDetached() {
+		return // the task is the next client's now
+	}
 	tr.killOnce.Do(func() {
 		tr.killType, tr.killReason = eventType, reason
 		close(tr.killCh)
@@ -209,13 +212,15 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 		return &drivers.ExitResult{ExitCode: -1, Err: err}, false
 	}
 	tr.ar.persistHandle(tr.task.Name, h)
-	tr.ar.startMu.RUnlock()
+	// Saved before Detach too: the next client keeps the start time
+	// (max_run_time counts from it).
 	tr.emit(&structs.TaskEvent{Type: structs.TaskStarted, Message: "Task started by client"}, func(s *structs.TaskState) {
 		s.State = structs.TaskStateRunning
 		if s.StartedAt.IsZero() {
 			s.StartedAt = tr.ar.clock.Now()
 		}
 	})
+	tr.ar.startMu.RUnlock()
 	return tr.waitAttempt(cfg.ID)
 }
 
@@ -225,7 +230,9 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled bool) {
 	detached := false
 	defer func() {
-		if detached {
+		// Detached, even if the task just exited: the next client
+		// re-attaches through the saved handle and reads the exit there.
+		if detached || tr.ar.isDetached() {
 			return
 		}
 		if err := tr.driver.Destroy(id); err != nil {

@@ -94,15 +94,13 @@ func (b *BlockedEvals) block(eval *structs.Evaluation) {
 	if eval.TriggeredBy == structs.EvalTriggerMaxPlans {
 		b.untrackLocked(eval.ID)
 		b.mu.Unlock()
-		retry := eval.Copy()
-		retry.Wait = MaxPlansRetryWait
-		b.logger.Debug("evaluation lost its plans to concurrent ones, retrying", "eval_id", eval.ID, "wait", retry.Wait)
-		b.broker.Enqueue(retry)
+		b.logger.Debug("evaluation lost its plans to concurrent ones, retrying", "eval_id", eval.ID, "wait", MaxPlansRetryWait)
+		b.broker.EnqueueAfter(eval, MaxPlansRetryWait)
 		return
 	}
 	if eval.Wait > 0 {
-		// A retried evaluation's wait is served; an unblock must not
-		// wait again.
+		// A follow-up's wait was served before it ran; an unblock must
+		// not wait again.
 		eval = eval.Copy()
 		eval.Wait = 0
 	}

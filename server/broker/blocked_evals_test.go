@@ -199,9 +199,34 @@ func TestBlockedEvals_MaxPlansRetriesWithoutCapacityChange(t *testing.T) {
 	clock.Advance(MaxPlansRetryWait - time.Millisecond)
 	dequeueNone(t, b, "batch")
 	clock.Advance(time.Millisecond)
-	e, _ := mustDequeue(t, b, "batch")
-	if e.ID != "lost" || e.Status != structs.EvalStatusBlocked {
-		t.Errorf("retried %s/%s, want lost/blocked", e.ID, e.Status)
+	e, token := mustDequeue(t, b, "batch")
+	if e.ID != "lost" || e.Status != structs.EvalStatusBlocked || e.Wait != 0 {
+		t.Errorf("retried %s/%s wait %v, want lost/blocked with no wait of its own (the broker's is not recorded)", e.ID, e.Status, e.Wait)
 	}
 	dequeueNone(t, b, "batch")
+
+	// Losing again while the worker still holds it (a reblock before its
+	// Ack): the wait starts from the Ack, not at once, however often.
+	for range 2 {
+		blocked.Reblock(e)
+		if err := b.Ack(e.ID, token); err != nil {
+			t.Fatal(err)
+		}
+		dequeueNone(t, b, "batch")
+		if s := b.Stats(); s.TotalWaiting != 1 || s.TotalUnacked != 0 {
+			t.Fatalf("after the ack: %+v, want it waiting", s)
+		}
+		clock.Advance(MaxPlansRetryWait)
+		e, token = mustDequeue(t, b, "batch")
+	}
+	// A Nack instead of an Ack waits the same.
+	blocked.Reblock(e)
+	if err := b.Nack(e.ID, token); err != nil {
+		t.Fatal(err)
+	}
+	dequeueNone(t, b, "batch")
+	clock.Advance(MaxPlansRetryWait)
+	if e, _ = mustDequeue(t, b, "batch"); e.ID != "lost" {
+		t.Errorf("after the nack's wait: dequeued %s, want lost", e.ID)
+	}
 }

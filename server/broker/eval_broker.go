@@ -68,7 +68,7 @@ type EvalBroker struct {
 	pending    map[jobKey]*evalQueue // waiting behind the job's inflight one
 	// requeue holds evaluations enqueued again while unacked (a reblocked
 	// evaluation that capacity already freed); they go back to ready on Ack.
-	requeue map[string]*structs.Evaluation
+	requeue map[string]requeued
 	// waiting holds evaluations with a Wait until their timer fires.
 	waiting map[string]*waitingEval
 	failed  []*structs.Evaluation
@@ -101,6 +101,13 @@ func NewEvalBroker(nackTimeout time.Duration, deliveryLimit int, logger hclog.Lo
 	return b
 }
 
+// requeued is an evaluation enqueued again while unacked, and how long
+// it waits once acked.
+type requeued struct {
+	eval *structs.Evaluation
+	wait time.Duration
+}
+
 // waitingEval is an evaluation whose Wait has not passed yet; its pointer
 // identifies the timer's generation across a flush.
 type waitingEval struct {
@@ -122,7 +129,7 @@ func (b *EvalBroker) resetLocked() {
 	b.unack = map[string]*unacked{}
 	b.inflight = map[jobKey]string{}
 	b.pending = map[jobKey]*evalQueue{}
-	b.requeue = map[string]*structs.Evaluation{}
+	b.requeue = map[string]requeued{}
 	b.failed = nil
 }
 
@@ -152,7 +159,17 @@ func (b *EvalBroker) Enabled() bool {
 func (b *EvalBroker) Enqueue(eval *structs.Evaluation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.enqueueLocked(eval)
+	b.enqueueLocked(eval, eval.Wait)
+}
+
+// EnqueueAfter is Enqueue with wait in place of the evaluation's own
+// Wait, which is left as it is: the delay is the broker's, not part of
+// the evaluation that the scheduler records. An evaluation unacked now
+// waits from its Ack (or Nack).
+func (b *EvalBroker) EnqueueAfter(eval *structs.Evaluation, wait time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.enqueueLocked(eval, wait)
 }
 
 // EnqueueAll adds every evaluation, as Enqueue does.
@@ -160,16 +177,16 @@ func (b *EvalBroker) EnqueueAll(evals []*structs.Evaluation) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, e := range evals {
-		b.enqueueLocked(e)
+		b.enqueueLocked(e, e.Wait)
 	}
 }
 
-func (b *EvalBroker) enqueueLocked(eval *structs.Evaluation) {
+func (b *EvalBroker) enqueueLocked(eval *structs.Evaluation, wait time.Duration) {
 	if !b.enabled {
 		return
 	}
 	if _, ok := b.unack[eval.ID]; ok {
-		b.requeue[eval.ID] = eval
+		b.requeue[eval.ID] = requeued{eval: eval, wait: wait}
 		return
 	}
 	if _, ok := b.deliveries[eval.ID]; ok {
@@ -178,13 +195,32 @@ func (b *EvalBroker) enqueueLocked(eval *structs.Evaluation) {
 	if _, ok := b.waiting[eval.ID]; ok {
 		return
 	}
-	if eval.Wait > 0 {
-		w := &waitingEval{eval: eval}
-		w.timer = b.clock.AfterFunc(eval.Wait, func() { b.waitOver(w) })
-		b.waiting[eval.ID] = w
+	if wait > 0 {
+		b.waitLocked(eval, wait)
 		return
 	}
 	b.readyLocked(eval)
+}
+
+// waitLocked holds eval in waiting until wait has passed.
+func (b *EvalBroker) waitLocked(eval *structs.Evaluation, wait time.Duration) {
+	w := &waitingEval{eval: eval}
+	w.timer = b.clock.AfterFunc(wait, func() { b.waitOver(w) })
+	b.waiting[eval.ID] = w
+}
+
+// requeueLocked puts back an evaluation enqueued again while it was
+// unacked: ready at once, keeping its job's slot, or, with a wait, out of
+// the job's slot until the wait has passed.
+func (b *EvalBroker) requeueLocked(again requeued) {
+	if again.wait <= 0 {
+		b.deliveries[again.eval.ID] = 0
+		b.pushReadyLocked(again.eval)
+		return
+	}
+	delete(b.deliveries, again.eval.ID)
+	b.releaseJobLocked(keyOf(again.eval))
+	b.waitLocked(again.eval, again.wait)
 }
 
 // waitOver enqueues a waiting evaluation, unless the broker was flushed
@@ -313,8 +349,7 @@ func (b *EvalBroker) Ack(evalID, token string) error {
 	delete(b.unack, evalID)
 	if again, ok := b.requeue[evalID]; ok {
 		delete(b.requeue, evalID)
-		b.deliveries[evalID] = 0
-		b.pushReadyLocked(again)
+		b.requeueLocked(again)
 		return nil
 	}
 	delete(b.deliveries, evalID)
@@ -336,7 +371,12 @@ func (b *EvalBroker) Nack(evalID, token string) error {
 	eval := u.eval
 	if again, ok := b.requeue[evalID]; ok {
 		delete(b.requeue, evalID)
-		eval = again
+		if again.wait > 0 {
+			// Its wait starts over, as after an Ack.
+			b.requeueLocked(again)
+			return nil
+		}
+		eval = again.eval
 	}
 	if b.deliveries[evalID] < b.deliveryLimit {
 		b.pushReadyLocked(eval)
