@@ -24,4 +24,3 @@ func (ar *AllocRunner) isDetached() bool {
 	defer ar.mu.Unlock()
 	return ar.detached
 }
-
