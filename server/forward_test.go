@@ -154,8 +154,10 @@ func TestConnPool(t *testing.T) {
 
 	blocking := make(chan error, 1)
 	go func() {
-		q := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: 3 * time.Second}}
-		blocking <- p.call(addr, 10*time.Second, structs.RPCNodeGetAllocs, q, &structs.NodeAllocsResponse{})
+		// It must outlast the steps below on a loaded machine: only the
+		// broken session may end it.
+		q := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: 30 * time.Second}}
+		blocking <- p.call(addr, time.Minute, structs.RPCNodeGetAllocs, q, &structs.NodeAllocsResponse{})
 	}()
 	for i := range 5 {
 		var reply struct{}
