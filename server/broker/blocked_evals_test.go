@@ -230,3 +230,19 @@ func TestBlockedEvals_MaxPlansRetriesWithoutCapacityChange(t *testing.T) {
 		t.Errorf("after the nack's wait: dequeued %s, want lost", e.ID)
 	}
 }
+
+// TestBlockedEvals_UnblockDoesNotWaitAgain: a follow-up evaluation's Wait
+// was served before it ran; once blocked, an unblock readies it at once.
+func TestBlockedEvals_UnblockDoesNotWaitAgain(t *testing.T) {
+	blocked, b := newTestBlocked(t)
+	e := blockedEval("followup", "j", 10, 9)
+	e.Wait = 30 * time.Second
+	blocked.Block(e)
+	blocked.Unblock(20)
+	if got, _ := mustDequeue(t, b, "batch"); got.ID != "followup" || got.Wait != 0 {
+		t.Errorf("unblocked %s with wait %v, want followup ready at once", got.ID, got.Wait)
+	}
+	if e.Wait != 30*time.Second {
+		t.Errorf("the blocked evaluation itself was changed: wait %v", e.Wait)
+	}
+}
