@@ -351,7 +351,7 @@ func (c *Client) heartbeatUntilUnknown(ctx context.Context, ttl time.Duration) {
 			wait = heartbeatInterval(ttl)
 		case ctx.Err() != nil:
 			return
-		case strings.Contains(err.Error(), structs.ErrUnknownNode.Error()):
+		case errors.Is(err, structs.ErrUnknownNode):
 			c.logger.Warn("servers do not know this node; registering again")
 			return
 		default:

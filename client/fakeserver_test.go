@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/yamux"
+
 	"github.com/droverhq/drover/structs"
 )
 
 // fakeServer is the smallest honest stand-in for a Drover server's Node
-// endpoints: it speaks the real wire (RPCTypeRPC byte, msgpack net/rpc),
+// endpoints: it speaks the real wire (a yamux session whose streams carry msgpack net/rpc),
 // keeps nodes and allocations in maps under one index, answers
 // Node.GetAllocs as a blocking query, and records what clients send. It
 // schedules nothing: tests place allocations with putAlloc.
@@ -106,11 +108,28 @@ func (s *fakeServer) serve(srv *rpc.Server) {
 		s.mu.Unlock()
 		go func() {
 			b := make([]byte, 1)
-			if _, err := conn.Read(b); err != nil || b[0] != structs.RPCTypeRPC {
+			if _, err := conn.Read(b); err != nil || b[0] != structs.RPCTypeMultiplex {
 				conn.Close()
 				return
 			}
-			srv.ServeCodec(structs.NewRPCServerCodec(conn))
+			sess, err := yamux.Server(conn, nil)
+			if err != nil {
+				conn.Close()
+				return
+			}
+			for {
+				stream, err := sess.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					if _, err := stream.Read(b[:1]); err != nil || b[0] != structs.StreamTypeRPC {
+						stream.Close()
+						return
+					}
+					srv.ServeCodec(structs.NewRPCServerCodec(stream))
+				}()
+			}
 		}()
 	}
 }
@@ -200,13 +219,13 @@ type fakeNodeEndpoint struct{ s *fakeServer }
 
 func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
 	if err := e.s.refusal(); err != nil {
-		return err
+		return wire(err)
 	}
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if args.Node == nil || args.Node.ID == "" {
-		return fmt.Errorf("register: missing node: %w", structs.ErrInvalid)
+		return wire(fmt.Errorf("register: missing node: %w", structs.ErrInvalid))
 	}
 	n := args.Node.Copy()
 	n.Status = structs.NodeStatusReady
@@ -220,13 +239,13 @@ func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *st
 
 func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	if err := e.s.refusal(); err != nil {
-		return err
+		return wire(err)
 	}
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.nodes[args.NodeID] == nil {
-		return fmt.Errorf("node %s: %w", args.NodeID, structs.ErrUnknownNode)
+		return wire(fmt.Errorf("node %s: %w", args.NodeID, structs.ErrUnknownNode))
 	}
 	s.heartbeats++
 	reply.HeartbeatTTL = s.ttl
@@ -237,7 +256,7 @@ func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, r
 
 func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
 	if err := e.s.refusal(); err != nil {
-		return err
+		return wire(err)
 	}
 	s := e.s
 	deadline := time.After(min(args.MaxQueryTime, 5*time.Minute))
@@ -275,21 +294,21 @@ func (e *fakeNodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *s
 
 func (e *fakeNodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if err := e.s.refusal(); err != nil {
-		return err
+		return wire(err)
 	}
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.updateCalls++
 	if s.refuseUpdates {
-		return errors.New("update alloc: no cluster leader")
+		return wire(fmt.Errorf("update alloc: %w", structs.ErrNoLeader))
 	}
 	if s.breakUpdates > 0 {
 		s.breakUpdates--
 		for _, c := range s.conns {
 			c.Close()
 		}
-		return errors.New("update alloc: connection broken")
+		return wire(errors.New("update alloc: connection broken"))
 	}
 	for _, u := range args.Alloc {
 		s.updates = append(s.updates, u)
@@ -300,4 +319,10 @@ func (e *fakeNodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *
 	}
 	reply.Index = s.bumpLocked()
 	return nil
+}
+
+// wire is err as a real server's endpoint sends it: with its code and
+// sentinel (structs.EncodeRPCError).
+func wire(err error) error {
+	return errors.New(structs.EncodeRPCError(err))
 }

@@ -7,11 +7,11 @@ import (
 	"net"
 	"net/rpc"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -37,13 +37,18 @@ type rpcPool struct {
 	// answer in time is dropped like a broken one. 0 waits forever.
 	timeout time.Duration
 
-	// dial connects to one server (dialRPC; tests replace it).
-	dial func(ctx context.Context, addr string) (*rpc.Client, error)
+	// dial connects to one server (dialServer; tests replace it).
+	dial func(ctx context.Context, addr string) (*serverConn, error)
+	// onStream serves a stream a server opened on the connection (a
+	// client operation); nil refuses them.
+	onStream func(stream net.Conn)
+	// streams tracks the accept loops and onStream calls; close waits.
+	streams sync.WaitGroup
 
 	mu      sync.Mutex
 	servers []string
 	next    int // index of the server to try first
-	conn    *rpc.Client
+	conn    *serverConn
 	addr    string
 	closed  bool
 	// dialing is closed when the dial in progress ends (nil: none). The
@@ -57,7 +62,27 @@ func newRPCPool(servers []string, timeout time.Duration, logger hclog.Logger) *r
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &rpcPool{servers: slices.Clone(servers), timeout: timeout, logger: logger, dial: dialRPC}
+	p := &rpcPool{servers: slices.Clone(servers), timeout: timeout, logger: logger}
+	p.dial = p.dialServer
+	return p
+}
+
+// serverConn is the client's connection to one server: a yamux session
+// (structs.RPCTypeMultiplex) whose first stream carries the client's
+// net/rpc calls, and on which the server opens streams of its own for
+// client operations (logs, exec, stats...), so that a client behind NAT
+// is reachable through the connection it made.
+type serverConn struct {
+	rpc  *rpc.Client
+	sess *yamux.Session // nil for a plain net/rpc connection (tests)
+}
+
+func (c *serverConn) Close() error {
+	err := c.rpc.Close()
+	if c.sess != nil {
+		_ = c.sess.Close()
+	}
+	return err
 }
 
 // addServers appends servers not yet known, after the configured ones.
@@ -113,14 +138,13 @@ const callDrainTimeout = 5 * time.Second
 var errNoServer = errors.New("no server reachable")
 
 // tryNextServer reports whether a call that failed with err may succeed
-// on another server: the server is not the leader or knows none (net/rpc
-// carries only the text), or the connection failed.
+// on another server: the server is not the leader or knows none, or the
+// connection failed.
 func tryNextServer(err error) bool {
-	var serverErr rpc.ServerError
 	switch {
-	case errors.Is(err, errNoServer), errors.Is(err, structs.ErrShuttingDown):
+	case errors.Is(err, errNoServer), !structs.IsRemote(err) && errors.Is(err, structs.ErrShuttingDown):
 		return false
-	case errors.As(err, &serverErr):
+	case structs.IsRemote(err):
 		return isLeaderless(err)
 	}
 	return true
@@ -129,12 +153,7 @@ func tryNextServer(err error) bool {
 // isLeaderless reports whether err is a server's "not the leader" or "no
 // cluster leader" answer.
 func isLeaderless(err error) bool {
-	var serverErr rpc.ServerError
-	if !errors.As(err, &serverErr) {
-		return false
-	}
-	msg := string(serverErr)
-	return strings.Contains(msg, structs.ErrNotLeader.Error()) || strings.Contains(msg, structs.ErrNoLeader.Error())
+	return structs.IsRemote(err) && (errors.Is(err, structs.ErrNotLeader) || errors.Is(err, structs.ErrNoLeader))
 }
 
 func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
@@ -148,7 +167,7 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 		defer t.Stop()
 		expired = t.C
 	}
-	call := c.Go(method, args, reply, make(chan *rpc.Call, 1))
+	call := c.rpc.Go(method, args, reply, make(chan *rpc.Call, 1))
 	select {
 	case <-call.Done:
 	case <-ctx.Done():
@@ -165,9 +184,8 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 		}
 		return err
 	}
-	if err := call.Error; err != nil {
-		var serverErr rpc.ServerError
-		if !errors.As(err, &serverErr) || isLeaderless(err) {
+	if err := structs.DecodeRPCError(call.Error); err != nil {
+		if !structs.IsRemote(err) || isLeaderless(err) {
 			p.drop(c, err)
 		}
 		return fmt.Errorf("%s: %w", method, err)
@@ -179,7 +197,7 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 // when there is none. One caller dials at a time, outside the lock; the
 // others wait for its connection (or dial again if it found none) until
 // their context ends.
-func (p *rpcPool) client(ctx context.Context) (*rpc.Client, error) {
+func (p *rpcPool) client(ctx context.Context) (*serverConn, error) {
 	for {
 		p.mu.Lock()
 		switch {
@@ -230,7 +248,7 @@ func (p *rpcPool) client(ctx context.Context) (*rpc.Client, error) {
 
 // dialFirst dials servers from index first on, wrapping around, and
 // returns the first connection made and its server's index.
-func (p *rpcPool) dialFirst(ctx context.Context, servers []string, first int) (*rpc.Client, int, error) {
+func (p *rpcPool) dialFirst(ctx context.Context, servers []string, first int) (*serverConn, int, error) {
 	var errs []error
 	for i := range servers {
 		idx := (first + i) % len(servers)
@@ -247,7 +265,7 @@ func (p *rpcPool) dialFirst(ctx context.Context, servers []string, first int) (*
 }
 
 // drop forgets a broken connection; the next call tries the next server.
-func (p *rpcPool) drop(c *rpc.Client, cause error) {
+func (p *rpcPool) drop(c *serverConn, cause error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.conn != c {
@@ -262,28 +280,99 @@ func (p *rpcPool) drop(c *rpc.Client, cause error) {
 }
 
 // close ends the connection; calls in flight fail and later ones are
-// refused.
+// refused. It waits for the streams servers opened to end.
 func (p *rpcPool) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.closed = true
 	if p.conn != nil {
 		p.conn.Close()
 		p.conn = nil
 	}
+	p.mu.Unlock()
+	p.streams.Wait()
 }
 
-// dialRPC opens a net/rpc connection speaking Drover's wire: the
-// RPCTypeRPC byte, then msgpack-coded net/rpc.
-func dialRPC(ctx context.Context, addr string) (*rpc.Client, error) {
+// openStream opens a streaming call's stream to the current server
+// (dialing one if there is none): its type byte is written.
+func (p *rpcPool) openStream(ctx context.Context) (net.Conn, error) {
+	c, err := p.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.sess == nil {
+		return nil, fmt.Errorf("connection to the server carries no streams: %w", structs.ErrInvalid)
+	}
+	stream, err := c.sess.OpenStream()
+	if err != nil {
+		p.drop(c, err)
+		return nil, fmt.Errorf("open stream: %w", err)
+	}
+	if _, err := stream.Write([]byte{structs.StreamTypeStreaming}); err != nil {
+		stream.Close()
+		return nil, fmt.Errorf("open stream: %w", err)
+	}
+	return stream, nil
+}
+
+// dialServer connects to a server: a yamux session, its first stream
+// for net/rpc calls, and a loop serving the streams the server opens.
+func (p *rpcPool) dialServer(ctx context.Context, addr string) (*serverConn, error) {
 	d := net.Dialer{Timeout: dialTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	if _, err := conn.Write([]byte{structs.RPCTypeRPC}); err != nil {
+	if _, err := conn.Write([]byte{structs.RPCTypeMultiplex}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	return rpc.NewClientWithCodec(structs.NewRPCClientCodec(conn)), nil
+	cfg := yamux.DefaultConfig()
+	cfg.LogOutput = nil
+	cfg.Logger = p.logger.Named("yamux").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	cfg.KeepAliveInterval = sessionKeepAlive
+	cfg.ConnectionWriteTimeout = sessionWriteTimeout
+	sess, err := yamux.Client(conn, cfg)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	stream, err := sess.OpenStream()
+	if err == nil {
+		_, err = stream.Write([]byte{structs.StreamTypeRPC})
+	}
+	if err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	p.streams.Add(1)
+	go p.acceptStreams(sess)
+	return &serverConn{rpc: rpc.NewClientWithCodec(structs.NewRPCClientCodec(stream)), sess: sess}, nil
+}
+
+// Session timings, as the servers' own (server/pool.go).
+const (
+	sessionKeepAlive    = 10 * time.Second
+	sessionWriteTimeout = 10 * time.Second
+)
+
+// acceptStreams serves the streams the server opens on sess until the
+// session ends.
+func (p *rpcPool) acceptStreams(sess *yamux.Session) {
+	defer p.streams.Done()
+	for {
+		stream, err := sess.Accept()
+		if err != nil {
+			return
+		}
+		if p.onStream == nil {
+			stream.Close()
+			continue
+		}
+		p.streams.Add(1)
+		go func() {
+			defer p.streams.Done()
+			defer stream.Close()
+			p.onStream(stream)
+		}()
+	}
 }

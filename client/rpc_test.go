@@ -171,14 +171,14 @@ func TestRPCPoolDialDoesNotHoldOthers(t *testing.T) {
 	p := newRPCPool([]string{"192.0.2.1:4647"}, time.Minute, nil)
 	var conns []net.Conn
 	var mu sync.Mutex
-	p.dial = func(ctx context.Context, addr string) (*rpc.Client, error) {
+	p.dial = func(ctx context.Context, addr string) (*serverConn, error) {
 		close(dialed)
 		<-release // a server that takes its time to accept
 		a, b := net.Pipe()
 		mu.Lock()
 		conns = append(conns, b)
 		mu.Unlock()
-		return rpc.NewClientWithCodec(structs.NewRPCClientCodec(a)), nil
+		return &serverConn{rpc: rpc.NewClientWithCodec(structs.NewRPCClientCodec(a))}, nil
 	}
 	first := make(chan error, 1)
 	go func() {

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/rpc"
 	"reflect"
-	"strings"
 	"time"
-
-	"github.com/hashicorp/raft"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -159,24 +155,19 @@ const (
 	outcomeUnknown
 )
 
-// classify reads a failed attempt's error. Errors from another server
-// are rpc.ServerErrors with only their text, so sentinels are matched by
-// text too. raftApply reports raft's "leadership lost while committing"
-// as ErrNotLeader with raft's text, which is matched first: that write
-// may still commit. So may one whose leader answered "shutting down".
+// classify reads a failed attempt's error by its sentinel, which
+// survives the wire (structs.RemoteError). raftApply reports raft's
+// "leadership lost while committing" as ErrOutcomeUnknown: that write may
+// still commit. So may one whose remote leader answered "shutting down".
 func classify(err error) outcome {
-	msg := err.Error()
-	var serverErr rpc.ServerError
-	remote := errors.As(err, &serverErr)
+	remote := structs.IsRemote(err)
 	switch {
-	case errors.Is(err, structs.ErrShuttingDown):
+	case !remote && errors.Is(err, structs.ErrShuttingDown):
 		return outcomeAnswered // this server is shutting down: stop
 	case errors.Is(err, errNoAnswer), errors.Is(err, structs.ErrOutcomeUnknown),
-		strings.Contains(msg, structs.ErrOutcomeUnknown.Error()), strings.Contains(msg, raft.ErrLeadershipLost.Error()),
-		remote && strings.Contains(msg, structs.ErrShuttingDown.Error()): // the leader stopped under it
+		remote && errors.Is(err, structs.ErrShuttingDown): // the leader stopped under it
 		return outcomeUnknown
-	case errors.Is(err, errNotSent), errors.Is(err, structs.ErrNoLeader), errors.Is(err, structs.ErrNotLeader),
-		strings.Contains(msg, structs.ErrNoLeader.Error()), strings.Contains(msg, structs.ErrNotLeader.Error()):
+	case errors.Is(err, errNotSent), errors.Is(err, structs.ErrNoLeader), errors.Is(err, structs.ErrNotLeader):
 		return outcomeNotApplied
 	}
 	return outcomeAnswered

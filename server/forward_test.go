@@ -186,14 +186,13 @@ func TestConnPool(t *testing.T) {
 	})
 
 	// An endpoint's error is the server's answer and keeps the session.
-	var serverErr rpc.ServerError
 	err := p.call(addr, time.Second, structs.RPCJobRegister, &structs.JobRegisterRequest{}, &structs.JobRegisterResponse{})
-	if !errors.As(err, &serverErr) || classify(err) != outcomeAnswered {
+	if !structs.IsRemote(err) || !errors.Is(err, structs.ErrInvalid) || classify(err) != outcomeAnswered {
 		t.Errorf("bad request: %v, want the server's answer", err)
 	}
 	// A session broken under the pool is replaced by the next call.
 	_ = sess.Close()
-	if err := <-blocking; err == nil || errors.As(err, &serverErr) {
+	if err := <-blocking; err == nil || structs.IsRemote(err) {
 		t.Errorf("blocking query on a closed session: %v, want a transport error", err)
 	}
 	if err := p.call(addr, time.Second, structs.RPCStatusPing, &struct{}{}, &struct{}{}); err != nil {
@@ -241,7 +240,8 @@ func dyingLeader(t *testing.T) string {
 				if err != nil {
 					return
 				}
-				_, _ = stream.Read(make([]byte, 1))
+				// The stream type byte, then the first byte of the request.
+				_, _ = io.ReadFull(stream, make([]byte, 2))
 			}()
 		}
 	}()
@@ -290,18 +290,21 @@ func TestClassify(t *testing.T) {
 		err  error
 		want outcome
 	}{
-		{"endpoint error", rpc.ServerError("job \"x\": invalid request"), outcomeAnswered},
+		{"endpoint error", remote(fmt.Errorf("job %q: %w", "x", structs.ErrInvalid)), outcomeAnswered},
 		{"local endpoint error", fmt.Errorf("job %q: %w", "x", structs.ErrNotFound), outcomeAnswered},
-		{"remote not the leader", rpc.ServerError("register job \"x\": raft apply: not the leader (node is not the leader)"), outcomeNotApplied},
-		{"remote no leader", rpc.ServerError("Job.Register: no cluster leader (hold timeout expired: waited 5s)"), outcomeNotApplied},
+		{"remote not the leader", remote(fmt.Errorf("register job \"x\": raft apply: %w (node is not the leader)", structs.ErrNotLeader)), outcomeNotApplied},
+		{"remote no leader", remote(fmt.Errorf("Job.Register: %w (hold timeout expired: waited 5s)", structs.ErrNoLeader)), outcomeNotApplied},
 		{"local not the leader", fmt.Errorf("raft apply: %w (%v)", structs.ErrNotLeader, raft.ErrNotLeader), outcomeNotApplied},
-		{"local leadership lost", fmt.Errorf("raft apply: %w (%v)", structs.ErrNotLeader, raft.ErrLeadershipLost), outcomeUnknown},
-		{"remote leadership lost", rpc.ServerError("raft apply: not the leader (leadership lost while committing log)"), outcomeUnknown},
-		{"remote outcome unknown", rpc.ServerError(structs.ErrOutcomeUnknown.Error()), outcomeUnknown},
+		{"local leadership lost", fmt.Errorf("raft apply: %w (%v)", structs.ErrOutcomeUnknown, raft.ErrLeadershipLost), outcomeUnknown},
+		{"remote leadership lost", remote(fmt.Errorf("raft apply: %w (%v)", structs.ErrOutcomeUnknown, raft.ErrLeadershipLost)), outcomeUnknown},
+		{"remote outcome unknown", remote(structs.ErrOutcomeUnknown), outcomeUnknown},
 		{"not sent", fmt.Errorf("%w: dial: refused", errNotSent), outcomeNotApplied},
 		{"connection lost", fmt.Errorf("%w: %w", errNoAnswer, io.ErrUnexpectedEOF), outcomeUnknown},
 		{"shutting down", fmt.Errorf("Job.Register: %w", structs.ErrShuttingDown), outcomeAnswered},
-		{"remote shutting down", rpc.ServerError("Job.Register: shutting down"), outcomeUnknown},
+		{"remote shutting down", remote(fmt.Errorf("Job.Register: %w", structs.ErrShuttingDown)), outcomeUnknown},
+		// The text says "not the leader", the code says bad request.
+		{"remote text is not a class", remote(fmt.Errorf("job name %q: %w", "not the leader", structs.ErrInvalid)), outcomeAnswered},
+		{"uncoded remote text", rpc.ServerError("not the leader"), outcomeAnswered},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -391,4 +394,9 @@ func TestForward_NewLeaderWaitsForItsBarrier(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("register still held after the leader caught up")
 	}
+}
+
+// remote is err as a caller on another server gets it.
+func remote(err error) error {
+	return structs.DecodeRPCError(rpc.ServerError(structs.EncodeRPCError(err)))
 }

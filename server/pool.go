@@ -54,8 +54,8 @@ func newConnPool(logger hclog.Logger, dial func(addr string, timeout time.Durati
 }
 
 // call runs method on the server at addr and waits at most timeout for
-// the answer. An error the remote endpoint returned is an
-// rpc.ServerError (net/rpc carries only its text); one that wraps
+// the answer. An error the remote endpoint returned is a
+// *structs.RemoteError with its code and sentinel; one that wraps
 // errNotSent never reached the server; one that wraps errNoAnswer is a
 // transport failure after the request was sent, and closes the session.
 func (p *connPool) call(addr string, timeout time.Duration, method string, args, reply any) error {
@@ -69,6 +69,11 @@ func (p *connPool) call(addr string, timeout time.Duration, method string, args,
 		return fmt.Errorf("%w: open stream to %s: %w", errNotSent, addr, err)
 	}
 	_ = stream.SetDeadline(time.Now().Add(timeout))
+	if _, err := stream.Write([]byte{structs.StreamTypeRPC}); err != nil {
+		_ = stream.Close()
+		p.discard(addr, sess)
+		return fmt.Errorf("%w: open stream to %s: %w", errNotSent, addr, err)
+	}
 	codec := structs.NewRPCClientCodec(stream)
 	defer codec.Close()
 	err = callCodec(codec, method, args, reply)
@@ -82,7 +87,22 @@ func (p *connPool) call(addr string, timeout time.Duration, method string, args,
 		}
 		return fmt.Errorf("%w: %w", errNoAnswer, err)
 	}
-	return err
+	return structs.DecodeRPCError(err)
+}
+
+// openStream opens a new stream to the server at addr, for a streaming
+// call (stream.go); the caller writes its type byte and closes it.
+func (p *connPool) openStream(addr string) (net.Conn, error) {
+	sess, err := p.session(addr)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := sess.OpenStream()
+	if err != nil {
+		p.discard(addr, sess)
+		return nil, fmt.Errorf("open stream to %s: %w", addr, err)
+	}
+	return stream, nil
 }
 
 // callCodec is one synchronous net/rpc exchange on codec, without

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/rpc"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/yamux"
@@ -19,8 +20,8 @@ import (
 // protocol it speaks.
 const firstByteTimeout = 10 * time.Second
 
-// setupRPC registers the endpoints with the net/rpc server and builds the
-// in-process dispatch table from the same receivers.
+// setupRPC builds the dispatch table of the RPC endpoints, served over
+// TCP (serveCodec) and in process (RPC) from the same receivers.
 func (s *Server) setupRPC() error {
 	services := map[string]any{
 		"Status": &statusEndpoint{srv: s},
@@ -35,13 +36,10 @@ func (s *Server) setupRPC() error {
 		"Cluster":   &clusterEndpoint{srv: s},
 		"Snapshot":  &snapshotEndpoint{srv: s},
 	}
-	s.rpcServer = rpc.NewServer()
-	for name, svc := range services {
-		if err := s.rpcServer.RegisterName(name, svc); err != nil {
-			return fmt.Errorf("register %s endpoint: %w", name, err)
-		}
-	}
 	s.methods = rpcMethods(services)
+	if len(s.methods) == 0 {
+		return errors.New("no RPC endpoints")
+	}
 	return nil
 }
 
@@ -88,7 +86,7 @@ func (s *Server) handleConn(conn net.Conn) {
 	_ = conn.SetReadDeadline(time.Time{})
 	switch kind[0] {
 	case structs.RPCTypeRPC:
-		s.rpcServer.ServeCodec(structs.NewRPCServerCodec(conn))
+		s.serveCodec(structs.NewRPCServerCodec(conn), nil)
 	case structs.RPCTypeMultiplex:
 		s.serveMultiplex(conn)
 	case structs.RPCTypeRaft:
@@ -100,9 +98,12 @@ func (s *Server) handleConn(conn net.Conn) {
 	}
 }
 
-// serveMultiplex serves a yamux session: each stream the peer opens is
-// one net/rpc connection. Closing conn (Shutdown does) ends the session,
-// its streams and so every goroutine started here.
+// serveMultiplex serves a yamux session. Each stream the peer opens
+// starts with a byte: structs.StreamTypeRPC (one net/rpc connection) or
+// structs.StreamTypeStreaming (one streaming call, stream.go). A client's
+// session is also the way back to its node (nodeConns). Closing conn
+// (Shutdown does) ends the session, its streams and so every goroutine
+// started here.
 func (s *Server) serveMultiplex(conn net.Conn) {
 	sess, err := yamux.Server(conn, yamuxConfig(s.logger))
 	if err != nil {
@@ -111,6 +112,7 @@ func (s *Server) serveMultiplex(conn net.Conn) {
 		return
 	}
 	defer sess.Close()
+	defer s.nodeConns.dropSession(sess)
 	for {
 		stream, err := sess.Accept()
 		if err != nil {
@@ -122,9 +124,101 @@ func (s *Server) serveMultiplex(conn net.Conn) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.rpcServer.ServeCodec(structs.NewRPCServerCodec(stream))
+			s.serveStream(stream, sess)
 		}()
 	}
+}
+
+// serveStream reads a stream's type byte and serves it.
+func (s *Server) serveStream(stream net.Conn, sess *yamux.Session) {
+	var kind [1]byte
+	_ = stream.SetReadDeadline(time.Now().Add(firstByteTimeout))
+	if _, err := io.ReadFull(stream, kind[:]); err != nil {
+		_ = stream.Close()
+		return
+	}
+	_ = stream.SetReadDeadline(time.Time{})
+	switch kind[0] {
+	case structs.StreamTypeRPC:
+		s.serveCodec(structs.NewRPCServerCodec(stream), sess)
+	case structs.StreamTypeStreaming:
+		s.serveStreaming(stream)
+	default:
+		s.logger.Warn("unknown stream type", "type", kind[0])
+		_ = stream.Close()
+	}
+}
+
+// serveCodec serves net/rpc requests on one connection until it closes,
+// each in its own goroutine, as net/rpc's own server does, but through
+// the dispatch table: an error's code and sentinel travel with its text
+// (structs.EncodeRPCError). sess is the yamux session the connection is
+// a stream of, or nil.
+func (s *Server) serveCodec(codec rpc.ServerCodec, sess *yamux.Session) {
+	var (
+		sending sync.Mutex
+		calls   sync.WaitGroup
+	)
+	reply := func(req *rpc.Request, body any, err error) {
+		resp := &rpc.Response{ServiceMethod: req.ServiceMethod, Seq: req.Seq}
+		if err != nil {
+			resp.Error = structs.EncodeRPCError(err)
+			body = struct{}{}
+		}
+		sending.Lock()
+		defer sending.Unlock()
+		if werr := codec.WriteResponse(resp, body); werr != nil {
+			s.logger.Debug("write RPC response", "method", req.ServiceMethod, "error", werr)
+		}
+	}
+	defer func() {
+		calls.Wait()
+		_ = codec.Close()
+	}()
+	for {
+		req := new(rpc.Request)
+		if err := codec.ReadRequestHeader(req); err != nil {
+			return
+		}
+		m, ok := s.methods[req.ServiceMethod]
+		if !ok {
+			if err := codec.ReadRequestBody(nil); err != nil {
+				return
+			}
+			reply(req, nil, fmt.Errorf("rpc: unknown method %q: %w", req.ServiceMethod, structs.ErrInvalid))
+			continue
+		}
+		argv := newValue(m.argType)
+		if err := codec.ReadRequestBody(argv.Interface()); err != nil {
+			reply(req, nil, fmt.Errorf("rpc %s: decode request: %w: %v", req.ServiceMethod, structs.ErrInvalid, err))
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return
+			}
+			continue
+		}
+		if m.argType.Kind() != reflect.Pointer {
+			argv = argv.Elem()
+		}
+		calls.Add(1)
+		go func() {
+			defer calls.Done()
+			replyv := reflect.New(m.replyType.Elem())
+			err := s.callMethod(req.ServiceMethod, m, argv, replyv)
+			if err == nil && sess != nil {
+				s.nodeConns.noteCall(req.ServiceMethod, argv.Interface(), sess)
+			}
+			reply(req, replyv.Interface(), err)
+		}()
+	}
+}
+
+// newValue returns a pointer to a new value to decode an argument of
+// type t into (for a pointer type, a pointer to a new element).
+func newValue(t reflect.Type) reflect.Value {
+	if t.Kind() == reflect.Pointer {
+		return reflect.New(t.Elem())
+	}
+	return reflect.New(t)
 }
 
 // trackConn records an open RPC connection so Shutdown can close it; it
@@ -218,7 +312,13 @@ func (s *Server) callLocal(method string, args, reply any) error {
 	if !rv.IsValid() || rv.Type() != m.replyType || rv.IsNil() {
 		return fmt.Errorf("rpc %s: reply is %T, want %s: %w", method, reply, m.replyType, structs.ErrInvalid)
 	}
-	out := m.fn.Call([]reflect.Value{m.rcvr, av, rv})
+	return s.callMethod(method, m, av, rv)
+}
+
+// callMethod calls an endpoint method with args and reply values of its
+// types.
+func (s *Server) callMethod(method string, m rpcMethod, args, reply reflect.Value) error {
+	out := m.fn.Call([]reflect.Value{m.rcvr, args, reply})
 	if err, _ := out[0].Interface().(error); err != nil {
 		return err
 	}

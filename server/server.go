@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/rpc"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -36,8 +35,8 @@ type Server struct {
 
 	listener  net.Listener
 	advertise net.Addr
-	rpcServer *rpc.Server
 	methods   map[string]rpcMethod
+	nodeConns *nodeConns // sessions of the clients connected to this server
 	connsMu   sync.Mutex
 	conns     map[net.Conn]struct{} // nil once shutting down
 	pool      *connPool             // sessions to the other servers (forward.go)
@@ -94,6 +93,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		logger:     cfg.Logger.Named("server"),
 		conns:      map[net.Conn]struct{}{},
 		shutdownCh: make(chan struct{}),
+		nodeConns:  newNodeConns(),
 		serfEvents: make(chan serf.Event, serfEventChSize),
 		// one pending wake-up for the leader's reconciliation is enough
 		reconcileCh: make(chan struct{}, 1),

@@ -2,7 +2,6 @@ package structs
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -52,20 +51,6 @@ func Encode(t MessageType, msg any) ([]byte, error) {
 func Decode(buf []byte, out any) error {
 	return codec.NewDecoder(bytes.NewReader(buf), MsgpackHandle).Decode(out)
 }
-
-// Sentinel errors shared by servers, clients and the HTTP layer.
-var (
-	ErrNotFound     = errors.New("not found")
-	ErrNoLeader     = errors.New("no cluster leader")
-	ErrNotLeader    = errors.New("not the leader")
-	ErrInvalid      = errors.New("invalid request")
-	ErrUnknownNode  = errors.New("unknown node")
-	ErrShuttingDown = errors.New("shutting down")
-	// ErrOutcomeUnknown: a write reached the leader but no answer came
-	// back (the leader lost its leadership or its connection while
-	// committing), so it may or may not take effect.
-	ErrOutcomeUnknown = errors.New("outcome unknown: the request may or may not have been applied")
-)
 
 // QueryOptions are the common read options: blocking, stale reads, filters.
 type QueryOptions struct {

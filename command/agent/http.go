@@ -157,36 +157,24 @@ func (h *httpAPI) wrap(fn handlerFunc) http.HandlerFunc {
 	}
 }
 
+// writeError answers err as a one-line plain-text message with the
+// status of its code (structs.ErrCode.HTTPStatus), the one place where
+// errors become statuses.
 func (h *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := http.StatusInternalServerError
+	code := structs.CodeOf(err).HTTPStatus()
 	var ce *codedError
 	switch {
 	case errors.As(err, &ce):
 		code = ce.code
-	case errors.Is(err, structs.ErrNotFound), errors.Is(err, structs.ErrUnknownNode):
-		code = http.StatusNotFound
-	case errors.Is(err, structs.ErrInvalid):
-		code = http.StatusBadRequest
-	case errors.Is(err, structs.ErrNoLeader), errors.Is(err, structs.ErrNotLeader), errors.Is(err, structs.ErrOutcomeUnknown):
-		code = http.StatusServiceUnavailable
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		code = http.StatusServiceUnavailable
-	default:
-		// net/rpc flattens errors to strings: recover the class from text.
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, structs.ErrNotFound.Error()):
-			code = http.StatusNotFound
-		case strings.Contains(msg, structs.ErrInvalid.Error()):
-			code = http.StatusBadRequest
-		}
 	}
 	if code >= 500 {
 		h.logger.Error("http: request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
-	fmt.Fprintln(w, err.Error())
+	fmt.Fprintln(w, strings.ReplaceAll(err.Error(), "\n", " "))
 }
 
 // queryOptions parses ?index, ?wait, ?prefix, ?namespace, ?stale.

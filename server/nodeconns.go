@@ -1,0 +1,79 @@
+package server
+
+import (
+	"sync"
+
+	"github.com/hashicorp/yamux"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// nodeConnMethods are the calls only a node's own client makes, with the
+// node's ID in their arguments: a session that carries one of them is
+// that node's way back, for client operations (stream.go).
+var nodeConnMethods = map[string]func(args any) string{
+	structs.RPCNodeRegister: func(args any) string {
+		if a, ok := args.(*structs.NodeRegisterRequest); ok && a.Node != nil {
+			return a.Node.ID
+		}
+		return ""
+	},
+	structs.RPCNodeUpdateStatus: func(args any) string {
+		if a, ok := args.(*structs.NodeUpdateStatusRequest); ok {
+			return a.NodeID
+		}
+		return ""
+	},
+	structs.RPCNodeGetAllocs: func(args any) string {
+		if a, ok := args.(*structs.NodeSpecificRequest); ok {
+			return a.NodeID
+		}
+		return ""
+	},
+}
+
+// nodeConns maps the nodes connected to this server to their sessions.
+type nodeConns struct {
+	mu    sync.Mutex
+	conns map[string]*yamux.Session
+}
+
+func newNodeConns() *nodeConns { return &nodeConns{conns: map[string]*yamux.Session{}} }
+
+// noteCall records sess as the node's after a successful node call.
+func (c *nodeConns) noteCall(method string, args any, sess *yamux.Session) {
+	nodeOf, ok := nodeConnMethods[method]
+	if !ok {
+		return
+	}
+	id := nodeOf(args)
+	if id == "" || sess.IsClosed() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.conns[id] = sess
+}
+
+// get returns the node's open session, or nil.
+func (c *nodeConns) get(nodeID string) *yamux.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sess := c.conns[nodeID]
+	if sess != nil && sess.IsClosed() {
+		delete(c.conns, nodeID)
+		return nil
+	}
+	return sess
+}
+
+// dropSession forgets every node whose session sess was.
+func (c *nodeConns) dropSession(sess *yamux.Session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, s := range c.conns {
+		if s == sess {
+			delete(c.conns, id)
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// clientOps are the streaming calls a server routes to a client
+// (structs/client_ops.go).
+var clientOps = map[string]bool{
+	structs.RPCClientAllocLogs:    true,
+	structs.RPCClientAllocStats:   true,
+	structs.RPCClientAllocRestart: true,
+	structs.RPCClientAllocSignal:  true,
+	structs.RPCClientAllocExec:    true,
+	structs.RPCClientFSList:       true,
+	structs.RPCClientFSStat:       true,
+	structs.RPCClientFSReadAt:     true,
+	structs.RPCClientNodeStats:    true,
+	structs.RPCClientGPUHealth:    true,
+}
+
+// nodeAnswerTimeout bounds the wait for a node (or the server it is
+// connected to) to answer a client operation's request.
+const nodeAnswerTimeout = 10 * time.Second
+
+// StreamCall starts a streaming call in process, as a remote caller
+// would on a stream: on success it returns the stream, on which the
+// operation's messages follow (structs.StreamMsg, or one reply for a
+// unary operation). The caller closes it; it is closed when ctx ends.
+func (s *Server) StreamCall(ctx context.Context, method string, args any) (net.Conn, error) {
+	caller, callee := net.Pipe()
+	go s.serveStreaming(callee)
+	stop := context.AfterFunc(ctx, func() { _ = caller.Close() })
+	if err := structs.StartStream(caller, &structs.StreamRequest{Method: method}, args); err != nil {
+		stop()
+		_ = caller.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+		}
+		return nil, err
+	}
+	return caller, nil
+}
+
+// serveStreaming serves one streaming call on conn: a client operation,
+// which it relays to the node it is for, over that node's connection to
+// this server or to another server.
+func (s *Server) serveStreaming(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
+	var req structs.StreamRequest
+	if err := structs.ReadStreamMsg(conn, &req); err != nil {
+		return
+	}
+	args, err := structs.ReadStreamMsgRaw(conn)
+	if err != nil {
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	if !clientOps[req.Method] {
+		writeStreamError(conn, fmt.Errorf("streaming call %q: unknown method: %w", req.Method, structs.ErrInvalid))
+		return
+	}
+	if req.NodeID == "" || !req.Forwarded {
+		if req.NodeID, err = s.clientOpNode(args); err != nil {
+			writeStreamError(conn, fmt.Errorf("%s: %w", req.Method, err))
+			return
+		}
+	}
+	target, err := s.openNodeStream(&req, args)
+	if err != nil {
+		writeStreamError(conn, fmt.Errorf("%s: %w", req.Method, err))
+		return
+	}
+	defer target.Close()
+	relay(conn, target)
+}
+
+// clientOpNode returns the node a client operation is for: the node of
+// its allocation, else the node it names.
+func (s *Server) clientOpNode(rawArgs []byte) (string, error) {
+	var t structs.ClientTarget
+	if err := structs.Decode(rawArgs, &t); err != nil {
+		return "", fmt.Errorf("decode request: %w: %v", structs.ErrInvalid, err)
+	}
+	switch {
+	case t.AllocID != "":
+		alloc, err := s.State().AllocByID(nil, t.AllocID)
+		if err == nil && alloc == nil {
+			// Placed a moment ago, perhaps: catch up with the leader.
+			ctx, cancel := s.requestContext(s.config.RPCHoldTimeout)
+			if s.ReadBarrier(ctx) == nil {
+				alloc, err = s.State().AllocByID(nil, t.AllocID)
+			}
+			cancel()
+		}
+		if err != nil {
+			return "", err
+		}
+		if alloc == nil {
+			return "", fmt.Errorf("allocation %q: %w", t.AllocID, structs.ErrNotFound)
+		}
+		return alloc.NodeID, nil
+	case t.NodeID != "":
+		node, err := s.State().NodeByID(nil, t.NodeID)
+		if err != nil {
+			return "", err
+		}
+		if node == nil {
+			return "", fmt.Errorf("node %q: %w", t.NodeID, structs.ErrNotFound)
+		}
+		return node.ID, nil
+	}
+	return "", fmt.Errorf("request names no allocation and no node: %w", structs.ErrInvalid)
+}
+
+// openNodeStream opens the call on the node's session when the node is
+// connected to this server, else (unless the call was forwarded here)
+// on each other server in turn until one has the node. It returns the
+// stream after the node accepted the call; the node's refusal is the
+// error.
+func (s *Server) openNodeStream(req *structs.StreamRequest, args []byte) (net.Conn, error) {
+	if sess := s.nodeConns.get(req.NodeID); sess != nil {
+		stream, err := sess.OpenStream()
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
+		}
+		if err := startRawStream(stream, req, args); err != nil {
+			stream.Close()
+			return nil, err
+		}
+		return stream, nil
+	}
+	if req.Forwarded {
+		return nil, fmt.Errorf("node %s on server %s: %w", req.NodeID, s.advertise, structs.ErrNodeNotConnected)
+	}
+	fwd := *req
+	fwd.Forwarded = true
+	self := s.advertise.String()
+	for _, peer := range s.Peers() {
+		if peer == self {
+			continue
+		}
+		stream, err := s.pool.openStream(peer)
+		if err != nil {
+			s.logger.Debug("client operation: server unreachable", "server", peer, "error", err)
+			continue
+		}
+		err = startRawStream(stream, &fwd, args)
+		if err == nil {
+			return stream, nil
+		}
+		stream.Close()
+		if !errors.Is(err, structs.ErrNodeNotConnected) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("node %s is not connected to any server: %w", req.NodeID, structs.ErrNodeNotConnected)
+}
+
+// startRawStream opens a streaming call on a new stream with arguments
+// already encoded, and reads the answer.
+func startRawStream(stream net.Conn, req *structs.StreamRequest, args []byte) error {
+	_ = stream.SetDeadline(time.Now().Add(nodeAnswerTimeout))
+	if _, err := stream.Write([]byte{structs.StreamTypeStreaming}); err != nil {
+		return fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
+	}
+	if err := structs.StartStream(stream, req, structs.RawMsg(args)); err != nil {
+		if structs.CodeOf(err) == structs.CodeInternal && !structs.IsRemote(err) {
+			// The stream broke before an answer.
+			return fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
+		}
+		return err
+	}
+	_ = stream.SetDeadline(time.Time{})
+	return nil
+}
+
+// writeStreamError answers a streaming call with err.
+func writeStreamError(conn net.Conn, err error) {
+	_ = conn.SetWriteDeadline(time.Now().Add(nodeAnswerTimeout))
+	_ = structs.WriteStreamMsg(conn, &structs.StreamResponse{Error: structs.EncodeRPCError(err)})
+}
+
+// relay answers the caller that the call goes on, then copies both ways
+// until either side ends, and closes both.
+func relay(caller, target net.Conn) {
+	if err := structs.WriteStreamMsg(caller, &structs.StreamResponse{}); err != nil {
+		return
+	}
+	done := make(chan struct{}, 2)
+	copyTo := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go copyTo(caller, target)
+	go copyTo(target, caller)
+	<-done
+	_ = caller.Close()
+	_ = target.Close()
+	<-done
+}
