@@ -34,6 +34,8 @@ func (s *Server) setupRPC() error {
 		"Queue":     &queueEndpoint{srv: s},
 		"Cluster":   &clusterEndpoint{srv: s},
 		"Snapshot":  &snapshotEndpoint{srv: s},
+		"Eval":      &evalEndpoint{srv: s},
+		"GPU":       &gpuEndpoint{srv: s},
 	}
 	s.rpcServer = rpc.NewServer()
 	for name, svc := range services {
