@@ -14,13 +14,20 @@ import (
 type jobEndpoint struct{ srv *Server }
 
 // Register validates and stores a job with a pending evaluation, in one
-// Raft entry.
+// Raft entry. With EnforceIndex it is check-and-set: the FSM applies it
+// only if the job's JobModifyIndex is still JobModifyIndex, and refuses
+// it with structs.ErrConflict otherwise.
 func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobRegister, &err)
 	if done, err := s.forward(structs.RPCJobRegister, args, reply); done {
 		return err
 	}
+	return s.registerJob(args, reply)
+}
+
+// registerJob is Job.Register on the leader.
+func (s *Server) registerJob(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
 	if args.Job == nil {
 		return fmt.Errorf("register job: missing job: %w", structs.ErrInvalid)
 	}
@@ -42,13 +49,30 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 	if _, err := scheduler.New(job.Type, nil, nil, nil); errors.Is(err, scheduler.ErrNotSupported) {
 		return fmt.Errorf("job %q: type %s is not supported yet: %w", job.ID, job.Type, structs.ErrInvalid)
 	}
+	if args.EnforceIndex {
+		// Refused early when it already conflicts; the FSM checks again
+		// when the entry applies, which is what makes it race-free.
+		cur, err := s.State().JobByID(nil, job.Namespace, job.ID)
+		if err != nil {
+			return fmt.Errorf("register job %q: %w", job.ID, err)
+		}
+		if err := structs.EnforceJobModifyIndex(cur, args.JobModifyIndex); err != nil {
+			return err
+		}
+	}
 	now := time.Now().UnixNano()
 	if job.SubmitTime == 0 {
 		job.SubmitTime = now
 	}
 	eval := newJobEval(job, structs.EvalTriggerJobRegister, now)
-	req := &structs.JobRegisterRequest{Job: job, Eval: eval, WriteRequest: args.WriteRequest}
+	req := &structs.JobRegisterRequest{
+		Job: job, Eval: eval, EnforceIndex: args.EnforceIndex, JobModifyIndex: args.JobModifyIndex,
+		WriteRequest: args.WriteRequest,
+	}
 	index, err := s.raftApply(structs.JobRegisterRequestType, req)
+	if errors.Is(err, structs.ErrConflict) {
+		return err // Nomad's text, as it is
+	}
 	if err != nil {
 		return fmt.Errorf("register job %q: %w", job.ID, err)
 	}

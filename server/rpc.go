@@ -35,6 +35,8 @@ func (s *Server) setupRPC() error {
 		"Queue":     &queueEndpoint{srv: s},
 		"Cluster":   &clusterEndpoint{srv: s},
 		"Snapshot":  &snapshotEndpoint{srv: s},
+		"Eval":      &evalEndpoint{srv: s},
+		"GPU":       &gpuEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

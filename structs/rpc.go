@@ -85,6 +85,12 @@ type WriteMeta struct {
 type JobRegisterRequest struct {
 	Job  *Job
 	Eval *Evaluation
+	// EnforceIndex makes the registration check-and-set: it applies only
+	// if the job's JobModifyIndex is JobModifyIndex (0: the job does not
+	// exist) when its Raft entry applies, else it fails with ErrConflict
+	// (EnforceJobModifyIndex).
+	EnforceIndex   bool
+	JobModifyIndex uint64
 	WriteRequest
 }
 

@@ -206,6 +206,9 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 	s := f.State()
 	evals := evalList(req.Eval)
 	err := s.Write(index, func(tx *state.Txn) error {
+		if err := enforceJobModifyIndex(tx, &req); err != nil {
+			return err
+		}
 		if err := tx.UpsertJob(req.Job); err != nil {
 			return err
 		}
@@ -216,6 +219,21 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 	}
 	f.evalsUpserted(s, evals)
 	return nil
+}
+
+// enforceJobModifyIndex refuses a check-and-set registration whose
+// index no longer matches the stored job's. It runs in the entry's
+// transaction: entries apply one at a time, so no other write comes
+// between the check and the registration, on any server.
+func enforceJobModifyIndex(tx *state.Txn, req *structs.JobRegisterRequest) error {
+	if !req.EnforceIndex || req.Job == nil {
+		return nil
+	}
+	cur, err := tx.JobByID(req.Job.Namespace, req.Job.ID)
+	if err != nil {
+		return err
+	}
+	return structs.EnforceJobModifyIndex(cur, req.JobModifyIndex)
 }
 
 func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
