@@ -172,6 +172,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.node = node
 	c.cancel = cancel
 	c.rpc = newRPCPool(c.cfg.Servers, c.cfg.RPCTimeout, c.logger)
+	c.rpc.onStream = c.serveStream // client operations (ops.go)
 	total, _ := node.GPUCount()
 	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)
 	c.restoreRunners()

@@ -77,6 +77,12 @@ func newSentinel(key string, code ErrCode, msg string) *Error {
 
 var sentinels = map[string]*Error{}
 
+// NewCodedError returns a package's own sentinel error with a code. Over
+// RPC it keeps its code and text; errors.Is matches it only in process.
+func NewCodedError(code ErrCode, msg string) *Error {
+	return &Error{Code: code, msg: msg}
+}
+
 // Sentinel errors shared by servers, clients and the HTTP layer. Each
 // keeps its identity over RPC: errors.Is(err, ErrNotFound) holds for an
 // error a remote endpoint wrapped it in.

@@ -1,9 +1,6 @@
 package structs
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // RPC method names of the reads the HTTP API serves, and of the writes
 // it needs besides Job.Register (job scaling). Reads embed QueryOptions:
@@ -30,10 +27,6 @@ const (
 	RPCStatusPeers       = "Status.Peers"
 	RPCStatusRegions     = "Status.Regions"
 )
-
-// ErrConflict: a check-and-set write whose index no longer matches (HTTP
-// 409).
-var ErrConflict = errors.New("conflict")
 
 // kindError reads as its own message and matches its kind with
 // errors.Is, so that an error can carry Nomad's exact text and a

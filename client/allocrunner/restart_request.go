@@ -18,8 +18,8 @@ const ReasonUserRestart = "User requested restart"
 
 // Errors of RestartTask, tested with errors.Is.
 var (
-	ErrUnknownTask    = errors.New("allocrunner: unknown task")
-	ErrTaskNotRunning = errors.New("allocrunner: task not running")
+	ErrUnknownTask    = structs.NewCodedError(structs.CodeNotFound, "allocrunner: unknown task")
+	ErrTaskNotRunning = structs.NewCodedError(structs.CodeConflict, "allocrunner: task not running")
 )
 
 // restartRequest is the restart state of one task while it runs: the

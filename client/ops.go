@@ -1,0 +1,232 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/droverhq/drover/structs"
+)
+
+// Client operations (structs/client_ops.go) arrive as streams the
+// servers open on the client's connection to them (rpc.go). Each one is
+// a request and its arguments; a unary operation answers a
+// StreamResponse and its reply, a streaming one a StreamResponse and
+// StreamMsg messages until it ends. Requests are checked here: an
+// allocation this client does not run, a task it does not have, a path
+// outside the allocation's directory are refused with coded errors.
+
+// opRequestTimeout bounds reading an operation's request.
+const opRequestTimeout = 10 * time.Second
+
+// unaryOp answers one request with one reply.
+type unaryOp func(ctx context.Context, args []byte) (any, error)
+
+// streamOp checks a request and returns the function that streams the
+// answer (after the StreamResponse), or the request's error.
+type streamOp func(ctx context.Context, args []byte) (func(ctx context.Context, stream net.Conn) error, error)
+
+func (c *Client) unaryOps() map[string]unaryOp {
+	return map[string]unaryOp{
+		structs.RPCClientAllocStats:   c.opAllocStats,
+		structs.RPCClientAllocRestart: c.opAllocRestart,
+		structs.RPCClientAllocSignal:  c.opAllocSignal,
+		structs.RPCClientNodeStats:    c.opNodeStats,
+		structs.RPCClientGPUHealth:    c.opGPUHealth,
+		structs.RPCClientFSList:       c.opFSList,
+		structs.RPCClientFSStat:       c.opFSStat,
+	}
+}
+
+func (c *Client) streamOps() map[string]streamOp {
+	return map[string]streamOp{
+		structs.RPCClientAllocLogs: c.opLogs,
+		structs.RPCClientFSReadAt:  c.opFSReadAt,
+		structs.RPCClientAllocExec: c.opExec,
+	}
+}
+
+// serveStream serves one stream a server opened.
+func (c *Client) serveStream(stream net.Conn) {
+	_ = stream.SetReadDeadline(time.Now().Add(opRequestTimeout))
+	var kind [1]byte
+	if _, err := io.ReadFull(stream, kind[:]); err != nil || kind[0] != structs.StreamTypeStreaming {
+		return
+	}
+	var req structs.StreamRequest
+	if err := structs.ReadStreamMsg(stream, &req); err != nil {
+		return
+	}
+	args, err := structs.ReadStreamMsgRaw(stream)
+	if err != nil {
+		return
+	}
+	_ = stream.SetReadDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if req.NodeID != "" && req.NodeID != c.NodeID() {
+		answer(stream, fmt.Errorf("%s: this is node %s, not %s: %w", req.Method, c.NodeID(), req.NodeID, structs.ErrNodeNotConnected))
+		return
+	}
+	if op, ok := c.unaryOps()[req.Method]; ok {
+		reply, err := op(ctx, args)
+		if answer(stream, err) && err == nil {
+			_ = structs.WriteStreamMsg(stream, reply)
+		}
+		return
+	}
+	op, ok := c.streamOps()[req.Method]
+	if !ok {
+		answer(stream, fmt.Errorf("client operation %q: unknown method: %w", req.Method, structs.ErrInvalid))
+		return
+	}
+	run, err := op(ctx, args)
+	if !answer(stream, err) || err != nil {
+		return
+	}
+	// The caller going away (its stream closed) ends the operation;
+	// exec reads the caller's input itself.
+	if req.Method != structs.RPCClientAllocExec {
+		watchCaller(stream, cancel)
+	}
+	if err := run(ctx, stream); err != nil && ctx.Err() == nil {
+		c.logger.Debug("client operation ended", "method", req.Method, "error", err)
+		_ = structs.WriteStreamMsg(stream, &structs.StreamMsg{Error: structs.EncodeRPCError(err)})
+	}
+}
+
+// answer writes the StreamResponse for err; it reports whether the
+// write succeeded.
+func answer(stream net.Conn, err error) bool {
+	resp := &structs.StreamResponse{}
+	if err != nil {
+		resp.Error = structs.EncodeRPCError(err)
+	}
+	return structs.WriteStreamMsg(stream, resp) == nil
+}
+
+// watchCaller cancels ctx when the caller's side of the stream ends,
+// for operations that read nothing after their request.
+func watchCaller(stream net.Conn, cancel context.CancelFunc) {
+	go func() {
+		defer cancel()
+		_, _ = io.Copy(io.Discard, stream)
+	}()
+}
+
+// decodeArgs decodes an operation's arguments.
+func decodeArgs(args []byte, out any) error {
+	if err := structs.Decode(args, out); err != nil {
+		return fmt.Errorf("decode request: %w: %v", structs.ErrInvalid, err)
+	}
+	return nil
+}
+
+// runnerOf returns the runner of an allocation this client runs.
+func (c *Client) runnerOf(allocID string) (*runner, error) {
+	c.allocMu.Lock()
+	r := c.runners[allocID]
+	c.allocMu.Unlock()
+	if r == nil {
+		return nil, fmt.Errorf("allocation %s on node %s: %w", allocID, c.NodeID(), ErrUnknownAlloc)
+	}
+	return r, nil
+}
+
+func (c *Client) opAllocStats(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientAllocRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	return c.AllocStats(req.AllocID)
+}
+
+func (c *Client) opAllocRestart(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientAllocRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	if err := c.RestartAlloc(req.AllocID, req.Task); err != nil {
+		return nil, err
+	}
+	return &structs.GenericResponse{}, nil
+}
+
+func (c *Client) opAllocSignal(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientAllocRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	r, err := c.runnerOf(req.AllocID)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.ar.SignalTask(req.Task, req.Signal); err != nil {
+		return nil, err
+	}
+	return &structs.GenericResponse{}, nil
+}
+
+func (c *Client) opNodeStats(ctx context.Context, _ []byte) (any, error) {
+	return c.NodeStats(ctx), nil
+}
+
+func (c *Client) opGPUHealth(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientGPUHealthRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	if err := c.SetDeviceHealth(req.DeviceID, req.Healthy, req.Reason); err != nil {
+		return nil, err
+	}
+	return &structs.GPUHealthResponse{ID: req.DeviceID, Healthy: req.Healthy, Reason: req.Reason}, nil
+}
+
+// errNotYet marks an operation this build does not serve yet.
+var errNotYet = errors.New("not implemented yet")
+
+func (c *Client) opFSList(context.Context, []byte) (any, error) { return nil, errNotYet }
+func (c *Client) opFSStat(context.Context, []byte) (any, error) { return nil, errNotYet }
+func (c *Client) opLogs(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
+	return nil, errNotYet
+}
+func (c *Client) opFSReadAt(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
+	return nil, errNotYet
+}
+func (c *Client) opExec(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
+	return nil, errNotYet
+}
+
+// RPC calls a server endpoint, for the agent's HTTP API on a client-only
+// agent: the servers forward it as they need. A blocking query waits up
+// to its own wait on top of the client's RPC timeout.
+func (c *Client) RPC(ctx context.Context, method string, args, reply any) error {
+	if q, ok := args.(interface {
+		QueryWait() (blocking bool, wait time.Duration)
+	}); ok {
+		if blocking, wait := q.QueryWait(); blocking {
+			return c.rpc.callBlocking(ctx, wait, method, args, reply)
+		}
+	}
+	return c.rpc.call(ctx, method, args, reply)
+}
+
+// StreamCall starts a streaming call (a client operation on any node)
+// through the server this client is connected to; see
+// server.Server.StreamCall.
+func (c *Client) StreamCall(ctx context.Context, method string, args any) (net.Conn, error) {
+	stream, err := c.rpc.openStream(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = stream.Close() })
+	if err := structs.StartStream(stream, &structs.StreamRequest{Method: method}, args); err != nil {
+		stop()
+		_ = stream.Close()
+		return nil, err
+	}
+	return stream, nil
+}
