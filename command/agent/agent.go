@@ -18,7 +18,6 @@ import (
 	"github.com/droverhq/drover/drivers/exec"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/server"
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/go-hclog"
 )
@@ -207,62 +206,40 @@ func (a *Agent) Shutdown() error {
 
 // The methods below implement backend for the HTTP API.
 
-// State returns the local server's state store, or nil.
-func (a *Agent) State() *state.StateStore {
-	if a.server == nil {
-		return nil
+// errNoRoad: an agent with neither a server nor a client (Validate
+// refuses that configuration).
+var errNoRoad = errors.New("agent runs neither a server nor a client")
+
+// RPC calls a server endpoint: in process on a server agent, through the
+// client's connection to the servers on a client-only agent.
+func (a *Agent) RPC(ctx context.Context, method string, args, reply any) error {
+	switch {
+	case a.server != nil:
+		return a.server.RPC(method, args, reply)
+	case a.client != nil:
+		return a.client.RPC(ctx, method, args, reply)
 	}
-	return a.server.State()
+	return errNoRoad
 }
 
-// RPC calls a server endpoint in process.
-func (a *Agent) RPC(method string, args, reply any) error {
-	if a.server == nil {
-		return errorf(http.StatusNotImplemented, "this agent runs no server; send writes to a server agent")
+// StreamCall starts a client operation, routed by the servers to the
+// node it is for.
+func (a *Agent) StreamCall(ctx context.Context, method string, args any) (net.Conn, error) {
+	switch {
+	case a.server != nil:
+		return a.server.StreamCall(ctx, method, args)
+	case a.client != nil:
+		return a.client.StreamCall(ctx, method, args)
 	}
-	return a.server.RPC(method, args, reply)
+	return nil, errNoRoad
 }
 
-// ReadBarrier waits until the local server's state is as fresh as the
-// leader's (server.ReadBarrier); without a server there is nothing to
-// wait for.
-func (a *Agent) ReadBarrier(ctx context.Context) error {
-	if a.server == nil {
-		return nil
-	}
-	return a.server.ReadBarrier(ctx)
-}
-
-// Leader returns the leader's RPC address.
-func (a *Agent) Leader() string {
-	if a.server == nil {
+// LocalNodeID is this agent's client's node ID, "" without a client.
+func (a *Agent) LocalNodeID() string {
+	if a.client == nil {
 		return ""
 	}
-	return a.server.Leader()
-}
-
-// Peers returns the Raft peers' RPC addresses.
-func (a *Agent) Peers() []string {
-	if a.server == nil {
-		return nil
-	}
-	return a.server.Peers()
-}
-
-// LastContact returns the time since the server last heard the leader.
-func (a *Agent) LastContact() time.Duration {
-	if a.server == nil {
-		return 0
-	}
-	return a.server.LastContact()
-}
-
-// LogPath returns a task's log file on this agent's client.
-func (a *Agent) LogPath(allocID, task string, stderr bool) (string, error) {
-	if a.client == nil {
-		return "", errorf(http.StatusNotImplemented, "this agent runs no client; ask the agent on the allocation's node")
-	}
-	return a.client.LogPath(allocID, task, stderr)
+	return a.client.NodeID()
 }
 
 // Self describes the agent for /v1/agent/self.

@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/ui"
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-memdb"
 )
 
 // Blocking query limits.
@@ -23,17 +22,15 @@ const (
 	maxQueryWait     = 10 * time.Minute
 )
 
-// backend is what the HTTP API needs from the agent's server and client.
-// Either may be missing: a client-only agent answers log requests and
-// forwards nothing else yet.
+// backend is what the HTTP API needs from the agent: server endpoints
+// (in process on a server agent, through the servers from a client-only
+// one) and streaming client operations routed to the node that runs an
+// allocation. Handlers decode, call, encode; they read no state.
 type backend interface {
-	// State returns the server's state store, or nil without a server.
-	State() *state.StateStore
-	RPC(method string, args, reply any) error
-	Leader() string
-	Peers() []string
-	LastContact() time.Duration
-	LogPath(allocID, task string, stderr bool) (string, error)
+	RPC(ctx context.Context, method string, args, reply any) error
+	StreamCall(ctx context.Context, method string, args any) (net.Conn, error)
+	// LocalNodeID is this agent's client's node ID, "" without a client.
+	LocalNodeID() string
 	Self() map[string]any
 }
 
@@ -209,69 +206,44 @@ func parseQuery(r *http.Request) (structs.QueryOptions, error) {
 	return o, nil
 }
 
-// readFn reads from state and returns the value and the index it reflects.
-// o is the request's parsed query options.
-type readFn func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error)
-
-// blockingRead runs fn as a blocking query per the request's index/wait
-// and sets the X-Nomad-* headers.
-func (h *httpAPI) blockingRead(w http.ResponseWriter, r *http.Request, fn readFn) (any, error) {
-	st := h.b.State()
-	if st == nil {
-		return nil, errorf(http.StatusNotImplemented, "this agent runs no server; ask a server agent")
-	}
-	o, err := parseQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.readBarrier(r.Context(), o); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), o.MaxQueryTime)
-	defer cancel()
-	var out any
-	index, err := st.BlockingQuery(ctx, o.MinQueryIndex, func(ws memdb.WatchSet, s *state.StateStore) (uint64, error) {
-		v, idx, err := fn(ws, s, o)
-		out = v
-		return idx, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	h.setMeta(w, index)
-	return out, nil
+// setMeta sets the X-Nomad-* headers of a read from the endpoint's
+// answer.
+func setMeta(w http.ResponseWriter, m structs.QueryMeta) {
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(m.Index, 1), 10))
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(m.KnownLeader))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(m.LastContact.Milliseconds(), 10))
 }
 
-func (h *httpAPI) setMeta(w http.ResponseWriter, index uint64) {
+// setIndex sets X-Nomad-Index of a write.
+func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
-	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(h.b.Leader() != ""))
-	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(h.b.LastContact().Milliseconds(), 10))
 }
 
-// newestIndex returns the highest ModifyIndex of objs, or the table's
-// index when there are none, for reads of a filtered list.
-func newestIndex[T any](s *state.StateStore, table string, objs []T, modifyIndex func(T) uint64) (uint64, error) {
-	var idx uint64
-	for _, o := range objs {
-		idx = max(idx, modifyIndex(o))
+// read calls a read endpoint and sets the headers from its answer's
+// meta. args carries the request's query options (parseQuery).
+func (h *httpAPI) read(w http.ResponseWriter, r *http.Request, method string, args, reply any, meta *structs.QueryMeta) error {
+	if err := h.b.RPC(r.Context(), method, args, reply); err != nil {
+		return err
 	}
-	if idx > 0 {
-		return idx, nil
-	}
-	return tableIndex(s, table)
+	setMeta(w, *meta)
+	return nil
 }
 
-// tableIndex returns the highest index of the tables, for list reads.
-func tableIndex(s *state.StateStore, tables ...string) (uint64, error) {
-	var idx uint64
-	for _, t := range tables {
-		i, err := s.Index(t)
-		if err != nil {
-			return 0, err
-		}
-		idx = max(idx, i)
+// write calls a write endpoint and sets X-Nomad-Index from its answer.
+func (h *httpAPI) write(w http.ResponseWriter, r *http.Request, method string, args, reply any, index *uint64) error {
+	if err := h.b.RPC(r.Context(), method, args, reply); err != nil {
+		return err
 	}
-	return idx, nil
+	setIndex(w, *index)
+	return nil
+}
+
+// orEmpty returns s, or an empty slice for nil, so lists encode as [].
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // decodeBody decodes a JSON request body into out, with a 400 on error.

@@ -107,10 +107,11 @@ func (h *httpAPI) raftConfiguration(w http.ResponseWriter, r *http.Request) (any
 		return nil, err
 	}
 	var resp structs.RaftConfigurationResponse
-	if err := h.b.RPC(structs.RPCClusterRaftConfiguration, &structs.RaftConfigurationRequest{QueryOptions: o}, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), structs.RPCClusterRaftConfiguration, &structs.RaftConfigurationRequest{QueryOptions: o}, &resp); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
+	// An answer means a leader (or, with ?stale, this server) gave it.
+	setMeta(w, structs.QueryMeta{Index: resp.Index, KnownLeader: true})
 	return &resp, nil
 }
 
@@ -130,10 +131,10 @@ func (h *httpAPI) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	req := &structs.RaftPeerRemoveRequest{ID: id, Address: addr, WriteRequest: structs.WriteRequest{Region: o.Region}}
 	var resp structs.GenericResponse
-	if err := h.b.RPC(structs.RPCClusterRemoveRaftPeer, req, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), structs.RPCClusterRemoveRaftPeer, req, &resp); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
+	setIndex(w, resp.Index)
 	return struct{}{}, nil
 }
 

@@ -60,10 +60,10 @@ func (h *httpAPI) allocStop(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	req := &structs.AllocStopRequest{AllocID: id, WriteRequest: structs.WriteRequest{Region: o.Region, Namespace: o.Namespace}}
 	var resp structs.AllocStopResponse
-	if err := h.b.RPC(structs.RPCAllocStop, req, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), structs.RPCAllocStop, req, &resp); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
+	setIndex(w, resp.Index)
 	return &resp, nil
 }
 

@@ -7,28 +7,19 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/jobspec"
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
-	"github.com/hashicorp/go-memdb"
 )
 
 func (h *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		jobs, err := s.JobsByIDPrefix(ws, o.Namespace, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		out := make([]*structs.JobListStub, 0, len(jobs))
-		for _, j := range jobs {
-			sum, err := s.JobSummary(ws, j.Namespace, j.ID)
-			if err != nil {
-				return nil, 0, err
-			}
-			out = append(out, j.Stub(sum))
-		}
-		idx, err := tableIndex(s, "jobs", "allocs")
-		return out, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.JobListResponse
+	if err := h.read(w, r, structs.RPCJobList, &structs.JobListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Jobs), nil
 }
 
 // jobRegisterBody is the body of PUT /v1/jobs (Nomad's JobRegisterRequest).
@@ -56,39 +47,16 @@ func (h *httpAPI) jobsRegister(w http.ResponseWriter, r *http.Request) (any, err
 	if err := body.Job.Validate(); err != nil {
 		return nil, errorf(http.StatusBadRequest, "invalid job: %v", err)
 	}
-	if body.EnforceIndex {
-		if err := h.enforceIndex(body.Job, body.JobModifyIndex); err != nil {
-			return nil, err
-		}
-	}
 	body.Job.SubmitTime = time.Now().UnixNano()
-	req := &structs.JobRegisterRequest{Job: body.Job, WriteRequest: structs.WriteRequest{Region: body.Job.Region, Namespace: body.Job.Namespace}}
+	req := &structs.JobRegisterRequest{
+		Job: body.Job, EnforceIndex: body.EnforceIndex, JobModifyIndex: body.JobModifyIndex,
+		WriteRequest: structs.WriteRequest{Region: body.Job.Region, Namespace: body.Job.Namespace},
+	}
 	var resp structs.JobRegisterResponse
-	if err := h.b.RPC(structs.RPCJobRegister, req, &resp); err != nil {
+	if err := h.write(w, r, structs.RPCJobRegister, req, &resp, &resp.Index); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
 	return &resp, nil
-}
-
-// enforceIndex implements check-and-set registration: index 0 means the
-// job must not exist yet.
-func (h *httpAPI) enforceIndex(job *structs.Job, want uint64) error {
-	st := h.b.State()
-	if st == nil {
-		return errorf(http.StatusNotImplemented, "this agent runs no server")
-	}
-	cur, err := st.JobByID(nil, job.Namespace, job.ID)
-	if err != nil {
-		return err
-	}
-	switch {
-	case cur == nil && want != 0:
-		return errorf(http.StatusConflict, "enforcing job modify index %d: job does not exist", want)
-	case cur != nil && cur.JobModifyIndex != want:
-		return errorf(http.StatusConflict, "enforcing job modify index %d: job exists with conflicting job modify index: %d", want, cur.JobModifyIndex)
-	}
-	return nil
 }
 
 // jobsParseBody is the body of POST /v1/jobs/parse.
@@ -113,17 +81,16 @@ func (h *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 func (h *httpAPI) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		job, err := s.JobByID(ws, o.Namespace, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		if job == nil {
-			return nil, 0, errorf(http.StatusNotFound, "job %q not found", id)
-		}
-		return job, job.ModifyIndex, nil
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.SingleJobResponse
+	args := &structs.JobSpecificRequest{JobID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCJobGetJob, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return reply.Job, nil
 }
 
 func (h *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -137,61 +104,49 @@ func (h *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, er
 		WriteRequest: structs.WriteRequest{Region: o.Region, Namespace: o.Namespace},
 	}
 	var resp structs.JobDeregisterResponse
-	if err := h.b.RPC(structs.RPCJobDeregister, req, &resp); err != nil {
+	if err := h.write(w, r, structs.RPCJobDeregister, req, &resp, &resp.Index); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
 	return &resp, nil
 }
 
 func (h *httpAPI) jobAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		allocs, err := s.AllocsByJob(ws, o.Namespace, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		out := make([]*structs.AllocListStub, 0, len(allocs))
-		for _, a := range allocs {
-			out = append(out, a.Stub())
-		}
-		idx, err := newestIndex(s, "allocs", allocs, func(a *structs.Allocation) uint64 { return a.ModifyIndex })
-		return out, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.JobAllocationsResponse
+	args := &structs.JobSpecificRequest{JobID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCJobAllocations, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Allocations), nil
 }
 
 func (h *httpAPI) jobEvals(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		evals, err := s.EvalsByJob(ws, o.Namespace, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		if evals == nil {
-			evals = []*structs.Evaluation{}
-		}
-		idx, err := newestIndex(s, "evals", evals, func(e *structs.Evaluation) uint64 { return e.ModifyIndex })
-		return evals, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.JobEvaluationsResponse
+	args := &structs.JobSpecificRequest{JobID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCJobEvaluations, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Evaluations), nil
 }
 
 func (h *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		job, err := s.JobByID(ws, o.Namespace, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		if job == nil {
-			return nil, 0, errorf(http.StatusNotFound, "job %q not found", id)
-		}
-		sum, err := s.JobSummary(ws, o.Namespace, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx, err := tableIndex(s, "jobs", "allocs", "evals")
-		return sum, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.JobSummaryResponse
+	args := &structs.JobSpecificRequest{JobID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCJobSummary, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return reply.JobSummary, nil
 }
 
 // jobPlanBody is the body of PUT /v1/job/<id>/plan.
@@ -216,7 +171,7 @@ func (h *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	}
 	req := &structs.JobPlanRequest{Job: body.Job, Diff: body.Diff, WriteRequest: structs.WriteRequest{Namespace: body.Job.Namespace}}
 	var resp structs.JobPlanResponse
-	if err := h.b.RPC(structs.RPCJobPlan, req, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), structs.RPCJobPlan, req, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil

@@ -3,9 +3,6 @@ package agent
 import (
 	"net/http"
 
-	"github.com/hashicorp/go-memdb"
-
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -32,29 +29,31 @@ func (h *httpAPI) namespaceRoutes(m *http.ServeMux) {
 }
 
 func (h *httpAPI) namespacesList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		nss, err := s.Namespaces(ws, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx, err := tableIndex(s, state.TableNamespaces)
-		return nss, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.NamespaceListResponse
+	if err := h.read(w, r, structs.RPCNamespaceList, &structs.NamespaceListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Namespaces), nil
 }
 
 func (h *httpAPI) namespaceRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
 	name := r.PathValue("name")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
-		ns, err := s.NamespaceByName(ws, name)
-		if err != nil {
-			return nil, 0, err
-		}
-		if ns == nil {
-			return nil, 0, errorf(http.StatusNotFound, "namespace %q not found", name)
-		}
-		idx, err := tableIndex(s, state.TableNamespaces)
-		return ns, idx, err
-	})
+	var reply structs.SingleNamespaceResponse
+	if err := h.read(w, r, structs.RPCNamespaceGet, &structs.NamespaceSpecificRequest{Name: name, QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	if reply.Namespace == nil {
+		return nil, errorf(http.StatusNotFound, "namespace %q not found", name)
+	}
+	return reply.Namespace, nil
 }
 
 // namespaceUpsert takes a Namespace as the body; a name in the path must
@@ -71,41 +70,40 @@ func (h *httpAPI) namespaceUpsert(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, errorf(http.StatusBadRequest, "invalid namespace: %v", err)
 	}
 	req := &structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{&ns}, WriteRequest: h.namespaceWriteRequest(r)}
-	return h.writeRPC(w, structs.RPCNamespaceUpsert, req)
+	return h.writeRPC(w, r, structs.RPCNamespaceUpsert, req)
 }
 
 func (h *httpAPI) namespaceDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	req := &structs.NamespaceDeleteRequest{Namespaces: []string{r.PathValue("name")}, WriteRequest: h.namespaceWriteRequest(r)}
-	return h.writeRPC(w, structs.RPCNamespaceDelete, req)
+	return h.writeRPC(w, r, structs.RPCNamespaceDelete, req)
 }
 
 func (h *httpAPI) quotasList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		qs, err := s.QuotaSpecs(ws, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		if qs == nil {
-			qs = []*structs.QuotaSpec{}
-		}
-		idx, err := tableIndex(s, state.TableQuotas)
-		return qs, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.QuotaListResponse
+	if err := h.read(w, r, structs.RPCQuotaList, &structs.QuotaListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Quotas), nil
 }
 
 func (h *httpAPI) quotaRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
 	name := r.PathValue("name")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
-		q, err := s.QuotaSpecByName(ws, name)
-		if err != nil {
-			return nil, 0, err
-		}
-		if q == nil {
-			return nil, 0, errorf(http.StatusNotFound, "quota %q not found", name)
-		}
-		idx, err := tableIndex(s, state.TableQuotas)
-		return q, idx, err
-	})
+	var reply structs.SingleQuotaSpecResponse
+	if err := h.read(w, r, structs.RPCQuotaGet, &structs.QuotaSpecificRequest{Name: name, QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	if reply.Quota == nil {
+		return nil, errorf(http.StatusNotFound, "quota %q not found", name)
+	}
+	return reply.Quota, nil
 }
 
 // quotaUpsert takes a QuotaSpec as the body (Nomad's shape).
@@ -124,44 +122,30 @@ func (h *httpAPI) quotaUpsert(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, errorf(http.StatusBadRequest, "invalid quota: %v", err)
 	}
 	req := &structs.QuotaSpecUpsertRequest{Quotas: []*structs.QuotaSpec{&q}, WriteRequest: h.namespaceWriteRequest(r)}
-	return h.writeRPC(w, structs.RPCQuotaUpsert, req)
+	return h.writeRPC(w, r, structs.RPCQuotaUpsert, req)
 }
 
 func (h *httpAPI) quotaDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	req := &structs.QuotaSpecDeleteRequest{Names: []string{r.PathValue("name")}, WriteRequest: h.namespaceWriteRequest(r)}
-	return h.writeRPC(w, structs.RPCQuotaDelete, req)
+	return h.writeRPC(w, r, structs.RPCQuotaDelete, req)
 }
 
 // quotaUsage answers structs.QuotaUsageResponse: what the quota's
 // namespaces hold in this agent's region, and the quota's limit there.
 func (h *httpAPI) quotaUsage(w http.ResponseWriter, r *http.Request) (any, error) {
-	name := r.PathValue("name")
-	region := h.agentRegion()
-	var index uint64
-	out, err := h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
-		u, err := s.QuotaUsage(ws, name)
-		if err != nil {
-			return nil, 0, err
-		}
-		if u == nil {
-			return nil, 0, errorf(http.StatusNotFound, "quota %q not found", name)
-		}
-		q, err := s.QuotaSpecByName(ws, name)
-		if err != nil {
-			return nil, 0, err
-		}
-		resp := &structs.QuotaUsageResponse{Usage: u, Region: region, Limit: q.LimitFor(region)}
-		index, err = tableIndex(s, state.TableQuotas, state.TableNamespaces, state.TableAllocs)
-		return resp, index, err
-	})
+	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
 	}
-	resp := out.(*structs.QuotaUsageResponse)
-	resp.Index = max(index, 1)
-	resp.KnownLeader = h.b.Leader() != ""
-	resp.LastContact = h.b.LastContact()
-	return resp, nil
+	name := r.PathValue("name")
+	var reply structs.QuotaUsageResponse
+	if err := h.read(w, r, structs.RPCQuotaUsage, &structs.QuotaSpecificRequest{Name: name, QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	if reply.Usage == nil {
+		return nil, errorf(http.StatusNotFound, "quota %q not found", name)
+	}
+	return &reply, nil
 }
 
 // nameFromPath fills *name from the path's {name} when the body gave
@@ -187,21 +171,11 @@ func (h *httpAPI) namespaceWriteRequest(r *http.Request) structs.WriteRequest {
 }
 
 // writeRPC sends a write RPC and answers {"Index": N} with X-Nomad-Index.
-func (h *httpAPI) writeRPC(w http.ResponseWriter, method string, req any) (any, error) {
+func (h *httpAPI) writeRPC(w http.ResponseWriter, r *http.Request, method string, req any) (any, error) {
 	var resp structs.GenericResponse
-	if err := h.b.RPC(method, req, &resp); err != nil {
+	if err := h.write(w, r, method, req, &resp, &resp.Index); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
 	return &resp, nil
 }
 
-// agentRegion is this agent's region, from its self description.
-func (h *httpAPI) agentRegion() string {
-	if cfg, ok := h.b.Self()["config"].(map[string]any); ok {
-		if r, ok := cfg["Region"].(string); ok && r != "" {
-			return r
-		}
-	}
-	return "global"
-}

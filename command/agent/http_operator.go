@@ -4,9 +4,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/hashicorp/go-memdb"
-
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -21,23 +18,15 @@ func (h *httpAPI) operatorRoutes(m *http.ServeMux) {
 // schedulerConfigRead answers {"SchedulerConfig": {...}, "Index": N, ...}:
 // the configuration the operator set, or the default one.
 func (h *httpAPI) schedulerConfigRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	var index uint64
-	out, err := h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
-		cfg, err := s.SchedulerConfigWatch(ws)
-		if err != nil {
-			return nil, 0, err
-		}
-		index, err = tableIndex(s, state.TableSchedulerConfig)
-		return cfg, index, err
-	})
+	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
 	}
-	resp := &structs.SchedulerConfigurationResponse{SchedulerConfig: out.(*structs.SchedulerConfiguration)}
-	resp.Index = max(index, 1)
-	resp.KnownLeader = h.b.Leader() != ""
-	resp.LastContact = h.b.LastContact()
-	return resp, nil
+	var reply structs.SchedulerConfigurationResponse
+	if err := h.read(w, r, structs.RPCOperatorSchedulerGetConfiguration, &structs.SchedulerConfigurationRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return &reply, nil
 }
 
 // schedulerConfigUpdate takes the configuration as the body and answers
@@ -64,9 +53,9 @@ func (h *httpAPI) schedulerConfigUpdate(w http.ResponseWriter, r *http.Request) 
 		req.CAS, cfg.ModifyIndex = true, idx
 	}
 	var resp structs.SchedulerSetConfigurationResponse
-	if err := h.b.RPC(structs.RPCOperatorSchedulerSetConfiguration, req, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), structs.RPCOperatorSchedulerSetConfiguration, req, &resp); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
+	setIndex(w, resp.Index)
 	return &resp, nil
 }

@@ -35,7 +35,7 @@ func (h *httpAPI) snapshotSave(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &server.SnapshotSaveRequest{QueryOptions: structs.QueryOptions{Region: o.Region, AllowStale: o.AllowStale}}
 	var resp server.SnapshotSaveResponse
-	if err := h.b.RPC(server.RPCSnapshotSave, req, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), server.RPCSnapshotSave, req, &resp); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -43,7 +43,7 @@ func (h *httpAPI) snapshotSave(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Length", strconv.Itoa(len(resp.Archive)))
 	w.Header().Set("Digest", "sha-256="+base64.StdEncoding.EncodeToString(sum[:]))
-	h.setMeta(w, resp.Meta.Index)
+	setIndex(w, resp.Meta.Index)
 	if _, err := w.Write(resp.Archive); err != nil {
 		h.logger.Debug("http: write snapshot", "error", err)
 	}
@@ -72,9 +72,9 @@ func (h *httpAPI) snapshotRestore(w http.ResponseWriter, r *http.Request) (any, 
 	}
 	req := &server.SnapshotRestoreRequest{Archive: archive, WriteRequest: structs.WriteRequest{Region: o.Region}}
 	var resp server.SnapshotRestoreResponse
-	if err := h.b.RPC(server.RPCSnapshotRestore, req, &resp); err != nil {
+	if err := h.b.RPC(r.Context(), server.RPCSnapshotRestore, req, &resp); err != nil {
 		return nil, err
 	}
-	h.setMeta(w, resp.Index)
+	setIndex(w, resp.Index)
 	return &resp, nil
 }

@@ -3,15 +3,8 @@ package agent
 import (
 	"net/http"
 
-	"github.com/hashicorp/go-memdb"
-
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
-
-// queueTables are the tables a queue's status follows: the queues, and
-// what their usage derives from.
-var queueTables = []string{state.TableQueues, state.TableJobs, state.TableEvals, state.TableAllocs, state.TableNodes}
 
 // queueRoutes serves Drover's fair-share queues: /v1/queues (each with
 // its usage and fair share) and /v1/queue/<name>.
@@ -26,30 +19,32 @@ func (h *httpAPI) queueRoutes(m *http.ServeMux) {
 // queuesList answers []*structs.QueueStatus, sorted by name (?prefix
 // filters; fair shares are over all queues).
 func (h *httpAPI) queuesList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		qs, err := s.QueueStatuses(ws, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		idx, err := tableIndex(s, queueTables...)
-		return qs, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.QueueListResponse
+	if err := h.read(w, r, structs.RPCQueueList, &structs.QueueListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Queues), nil
 }
 
 // queueRead answers one *structs.QueueStatus.
 func (h *httpAPI) queueRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
 	name := r.PathValue("name")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, _ structs.QueryOptions) (any, uint64, error) {
-		q, err := s.QueueStatus(ws, name)
-		if err != nil {
-			return nil, 0, err
-		}
-		if q == nil {
-			return nil, 0, errorf(http.StatusNotFound, "queue %q not found", name)
-		}
-		idx, err := tableIndex(s, queueTables...)
-		return q, idx, err
-	})
+	var reply structs.SingleQueueResponse
+	if err := h.read(w, r, structs.RPCQueueGet, &structs.QueueSpecificRequest{Name: name, QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	if reply.Queue == nil {
+		return nil, errorf(http.StatusNotFound, "queue %q not found", name)
+	}
+	return reply.Queue, nil
 }
 
 // queueBody is a Queue as a request body. Weight is a pointer to tell an
@@ -82,10 +77,10 @@ func (h *httpAPI) queueUpsert(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, errorf(http.StatusBadRequest, "invalid queue: %v", err)
 	}
 	req := &structs.QueueUpsertRequest{Queue: &q, WriteRequest: h.namespaceWriteRequest(r)}
-	return h.writeRPC(w, structs.RPCQueueUpsert, req)
+	return h.writeRPC(w, r, structs.RPCQueueUpsert, req)
 }
 
 func (h *httpAPI) queueDelete(w http.ResponseWriter, r *http.Request) (any, error) {
 	req := &structs.QueueDeleteRequest{Name: r.PathValue("name"), WriteRequest: h.namespaceWriteRequest(r)}
-	return h.writeRPC(w, structs.RPCQueueDelete, req)
+	return h.writeRPC(w, r, structs.RPCQueueDelete, req)
 }

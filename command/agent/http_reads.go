@@ -1,199 +1,151 @@
 package agent
 
 import (
-	"context"
 	"net/http"
-	"strings"
 
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
-	"github.com/hashicorp/go-memdb"
 )
 
-// resolve finds exactly one object by full ID or unique prefix.
-func resolve[T any](kind, id string, byID func(string) (*T, error), byPrefix func(string) ([]*T, error), idOf func(*T) string) (*T, error) {
-	obj, err := byID(id)
-	if err != nil || obj != nil {
-		return obj, err
-	}
-	matches, err := byPrefix(id)
+func (h *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
 	}
-	switch len(matches) {
-	case 0:
-		return nil, errorf(http.StatusNotFound, "%s %q not found", kind, id)
-	case 1:
-		return matches[0], nil
+	var reply structs.AllocListResponse
+	if err := h.read(w, r, structs.RPCAllocList, &structs.AllocListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
 	}
-	ids := make([]string, 0, min(len(matches), 10))
-	for _, m := range matches[:min(len(matches), 10)] {
-		ids = append(ids, idOf(m))
-	}
-	return nil, errorf(http.StatusBadRequest, "%s prefix %q matches %d objects: %s", kind, id, len(matches), strings.Join(ids, ", "))
-}
-
-func (h *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		allocs, err := s.AllocsByIDPrefix(ws, o.Namespace, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		out := make([]*structs.AllocListStub, 0, len(allocs))
-		for _, a := range allocs {
-			out = append(out, a.Stub())
-		}
-		idx, err := tableIndex(s, "allocs")
-		return out, idx, err
-	})
+	return orEmpty(reply.Allocations), nil
 }
 
 func (h *httpAPI) allocRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		a, err := resolve("allocation", id,
-			func(id string) (*structs.Allocation, error) { return s.AllocByID(ws, id) },
-			func(p string) ([]*structs.Allocation, error) { return s.AllocsByIDPrefix(ws, "*", p) },
-			func(a *structs.Allocation) string { return a.ID })
-		if err != nil {
-			return nil, 0, err
-		}
-		return a, a.ModifyIndex, nil
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.SingleAllocResponse
+	args := &structs.AllocSpecificRequest{AllocID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCAllocGetAlloc, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return reply.Alloc, nil
+}
+
+// lookupAlloc resolves an allocation ID or unique prefix through the
+// servers.
+func (h *httpAPI) lookupAlloc(r *http.Request, id string) (*structs.Allocation, error) {
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	o.MinQueryIndex = 0
+	var reply structs.SingleAllocResponse
+	if err := h.b.RPC(r.Context(), structs.RPCAllocGetAlloc, &structs.AllocSpecificRequest{AllocID: id, QueryOptions: o}, &reply); err != nil {
+		return nil, err
+	}
+	return reply.Alloc, nil
 }
 
 func (h *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		evals, err := s.EvalsByIDPrefix(ws, o.Namespace, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		if evals == nil {
-			evals = []*structs.Evaluation{}
-		}
-		idx, err := tableIndex(s, "evals")
-		return evals, idx, err
-	})
-}
-
-func (h *httpAPI) lookupEval(ws memdb.WatchSet, s *state.StateStore, id string) (*structs.Evaluation, error) {
-	return resolve("evaluation", id,
-		func(id string) (*structs.Evaluation, error) { return s.EvalByID(ws, id) },
-		func(p string) ([]*structs.Evaluation, error) { return s.EvalsByIDPrefix(ws, "*", p) },
-		func(e *structs.Evaluation) string { return e.ID })
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.EvalListResponse
+	if err := h.read(w, r, structs.RPCEvalList, &structs.EvalListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Evaluations), nil
 }
 
 func (h *httpAPI) evalRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		e, err := h.lookupEval(ws, s, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		return e, e.ModifyIndex, nil
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.SingleEvalResponse
+	args := &structs.EvalSpecificRequest{EvalID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCEvalGetEval, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return reply.Eval, nil
 }
 
 func (h *httpAPI) evalAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		e, err := h.lookupEval(ws, s, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		allocs, err := s.AllocsByEval(ws, e.ID)
-		if err != nil {
-			return nil, 0, err
-		}
-		out := make([]*structs.AllocListStub, 0, len(allocs))
-		for _, a := range allocs {
-			out = append(out, a.Stub())
-		}
-		idx, err := tableIndex(s, "allocs")
-		return out, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.EvalAllocationsResponse
+	args := &structs.EvalSpecificRequest{EvalID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCEvalAllocations, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Allocations), nil
 }
 
 func (h *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		nodes, err := s.NodesByIDPrefix(ws, o.Prefix)
-		if err != nil {
-			return nil, 0, err
-		}
-		out := make([]*structs.NodeListStub, 0, len(nodes))
-		for _, n := range nodes {
-			out = append(out, n.Stub())
-		}
-		idx, err := tableIndex(s, "nodes")
-		return out, idx, err
-	})
-}
-
-func (h *httpAPI) lookupNode(ws memdb.WatchSet, s *state.StateStore, id string) (*structs.Node, error) {
-	return resolve("node", id,
-		func(id string) (*structs.Node, error) { return s.NodeByID(ws, id) },
-		func(p string) ([]*structs.Node, error) { return s.NodesByIDPrefix(ws, p) },
-		func(n *structs.Node) string { return n.ID })
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.NodeListResponse
+	if err := h.read(w, r, structs.RPCNodeList, &structs.NodeListRequest{QueryOptions: o}, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Nodes), nil
 }
 
 func (h *httpAPI) nodeRead(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		n, err := h.lookupNode(ws, s, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		out := n.Copy()
-		out.SecretID = ""
-		return out, n.ModifyIndex, nil
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.SingleNodeResponse
+	args := &structs.NodeSpecificRequest{NodeID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCNodeGetNode, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return reply.Node, nil
 }
 
 func (h *httpAPI) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error) {
-	id := r.PathValue("id")
-	return h.blockingRead(w, r, func(ws memdb.WatchSet, s *state.StateStore, o structs.QueryOptions) (any, uint64, error) {
-		n, err := h.lookupNode(ws, s, id)
-		if err != nil {
-			return nil, 0, err
-		}
-		allocs, err := s.AllocsByNode(ws, n.ID)
-		if err != nil {
-			return nil, 0, err
-		}
-		if allocs == nil {
-			allocs = []*structs.Allocation{}
-		}
-		idx, err := tableIndex(s, "allocs")
-		return allocs, idx, err
-	})
+	o, err := parseQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	var reply structs.NodeAllocsResponse
+	args := &structs.NodeSpecificRequest{NodeID: r.PathValue("id"), QueryOptions: o}
+	if err := h.read(w, r, structs.RPCNodeGetNodeAllocs, args, &reply, &reply.QueryMeta); err != nil {
+		return nil, err
+	}
+	return orEmpty(reply.Allocs), nil
 }
 
 func (h *httpAPI) statusLeader(w http.ResponseWriter, r *http.Request) (any, error) {
-	return h.b.Leader(), nil
+	var leader string
+	if err := h.b.RPC(r.Context(), structs.RPCStatusLeader, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &leader); err != nil {
+		return nil, err
+	}
+	return leader, nil
 }
 
 func (h *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, error) {
-	peers := h.b.Peers()
-	if peers == nil {
-		peers = []string{}
+	var peers []string
+	if err := h.b.RPC(r.Context(), structs.RPCStatusPeers, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &peers); err != nil {
+		return nil, err
 	}
-	return peers, nil
+	return orEmpty(peers), nil
+}
+
+func (h *httpAPI) regions(w http.ResponseWriter, r *http.Request) (any, error) {
+	var regions []string
+	if err := h.b.RPC(r.Context(), structs.RPCStatusRegions, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &regions); err != nil {
+		return nil, err
+	}
+	return orEmpty(regions), nil
 }
 
 func (h *httpAPI) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	return h.b.Self(), nil
-}
-
-// readBarrier makes a read without ?stale as fresh as one from the
-// leader: on a follower it waits until the local state holds every write
-// acknowledged before the request (server.ReadBarrier), or answers 503
-// when there is no leader. With ?stale any server answers from its own
-// state at once; X-Nomad-KnownLeader and X-Nomad-LastContact (setMeta)
-// then say how current that state may be.
-func (h *httpAPI) readBarrier(ctx context.Context, o structs.QueryOptions) error {
-	rb, ok := h.b.(interface{ ReadBarrier(context.Context) error })
-	if o.AllowStale || !ok {
-		return nil
-	}
-	return rb.ReadBarrier(ctx)
 }
