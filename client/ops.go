@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
+	"github.com/droverhq/drover/client/allocfs"
+	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -186,16 +189,151 @@ func (c *Client) opGPUHealth(_ context.Context, args []byte) (any, error) {
 }
 
 // errNotYet marks an operation this build does not serve yet.
-var errNotYet = errors.New("not implemented yet")
+var errNotYet = structs.NewCodedError(structs.CodeBadRequest, "not supported by this client yet")
 
-func (c *Client) opFSList(context.Context, []byte) (any, error) { return nil, errNotYet }
-func (c *Client) opFSStat(context.Context, []byte) (any, error) { return nil, errNotYet }
-func (c *Client) opLogs(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
-	return nil, errNotYet
+// allocFS opens an allocation's directory: of an allocation this client
+// runs, or one it ran whose directory is still there.
+func (c *Client) allocFS(allocID string) (*allocfs.FS, *runner, error) {
+	if allocID == "" || allocID == "." || allocID == ".." || strings.ContainsAny(allocID, `/\`) {
+		return nil, nil, fmt.Errorf("allocation ID %q: %w", allocID, structs.ErrInvalid)
+	}
+	c.allocMu.Lock()
+	r := c.runners[allocID]
+	c.allocMu.Unlock()
+	dir := allocrunner.AllocDir(c.cfg.DataDir, allocID)
+	if r != nil {
+		dir = r.ar.AllocDir()
+	}
+	fs, err := allocfs.Open(dir)
+	if errors.Is(err, structs.ErrNotFound) {
+		return nil, nil, fmt.Errorf("allocation %s on node %s: %w", allocID, c.NodeID(), ErrUnknownAlloc)
+	}
+	return fs, r, err
 }
-func (c *Client) opFSReadAt(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
-	return nil, errNotYet
+
+func (c *Client) opFSList(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientFSRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	fs, _, err := c.allocFS(req.AllocID)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	return fs.List(req.Path)
 }
+
+func (c *Client) opFSStat(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientFSRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	fs, _, err := c.allocFS(req.AllocID)
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Close()
+	return fs.Stat(req.Path)
+}
+
+// fsChunk is the most file data one StreamMsg carries.
+const fsChunk = 64 << 10
+
+func (c *Client) opFSReadAt(_ context.Context, args []byte) (func(context.Context, net.Conn) error, error) {
+	var req structs.ClientFSRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	fs, _, err := c.allocFS(req.AllocID)
+	if err != nil {
+		return nil, err
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	rc, err := fs.ReadAt(req.Path, req.Offset, limit)
+	if err != nil {
+		fs.Close()
+		return nil, err
+	}
+	return func(ctx context.Context, stream net.Conn) error {
+		defer fs.Close()
+		defer rc.Close()
+		buf := make([]byte, fsChunk)
+		for ctx.Err() == nil {
+			n, err := rc.Read(buf)
+			if n > 0 {
+				if werr := structs.WriteStreamMsg(stream, &structs.StreamMsg{Data: buf[:n]}); werr != nil {
+					return werr
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}, nil
+}
+
+func (c *Client) opLogs(_ context.Context, args []byte) (func(context.Context, net.Conn) error, error) {
+	var req structs.ClientLogsRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	fs, r, err := c.allocFS(req.AllocID)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil && !hasTask(r.ar.Alloc(), req.Task) {
+		fs.Close()
+		return nil, fmt.Errorf("allocation %s has no task %q: %w", req.AllocID, req.Task, structs.ErrNotFound)
+	}
+	dead := func() bool { return true } // a directory left behind
+	if r != nil {
+		dead = func() bool { return taskDead(r.ar.Alloc(), req.Task) }
+	}
+	opts := allocfs.LogsOptions{Task: req.Task, Stderr: req.Stderr, Origin: req.Origin, Offset: req.Offset, Follow: req.Follow}
+	return func(ctx context.Context, stream net.Conn) error {
+		defer fs.Close()
+		return fs.Logs(ctx, opts, dead, func(f *structs.StreamFrame) error {
+			return structs.WriteStreamMsg(stream, &structs.StreamMsg{Frame: f})
+		})
+	}, nil
+}
+
+// hasTask reports whether the allocation's group has the task.
+func hasTask(a *structs.Allocation, task string) bool {
+	if a == nil || a.Job == nil {
+		return false
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return false
+	}
+	for _, t := range tg.Tasks {
+		if t.Name == task {
+			return true
+		}
+	}
+	return false
+}
+
+// taskDead reports whether the task has finished for good.
+func taskDead(a *structs.Allocation, task string) bool {
+	if a == nil {
+		return true
+	}
+	if ts := a.TaskStates[task]; ts != nil && ts.State == structs.TaskStateDead {
+		return true
+	}
+	return a.ClientTerminalStatus()
+}
+
 func (c *Client) opExec(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
 	return nil, errNotYet
 }
