@@ -12,7 +12,7 @@ import (
 )
 
 // escapeLinks plants links that lead outside (or nowhere) in dir.
-func escapeLinks(t *testing.T, dir string) {
+func escapeLinks(t testing.TB, dir string) {
 	t.Helper()
 	symlink(t, "../../secret", filepath.Join(dir, "up-link"))
 	symlink(t, filepath.Join(dir, "..", "..", "secret"), filepath.Join(dir, "abs-link"))
