@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/droverhq/drover/client"
@@ -38,7 +39,7 @@ type Agent struct {
 
 // NewAgent starts the configured parts. On error, what was started is
 // stopped again.
-func NewAgent(cfg *Config, logOut io.Writer) (a *Agent, err error) {
+func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -47,10 +48,11 @@ func NewAgent(cfg *Config, logOut io.Writer) (a *Agent, err error) {
 		Level:  hclog.LevelFromString(cfg.LogLevel),
 		Output: logOut,
 	})
-	a = &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir, httpDone: make(chan struct{})}
+	a := &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir, httpDone: make(chan struct{})}
+	started := false
 	defer func() {
-		if err != nil {
-			a.Shutdown()
+		if !started {
+			_ = a.Shutdown() // what was started, on the agent started so far
 		}
 	}()
 	if a.dataDir == "" {
@@ -69,7 +71,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (a *Agent, err error) {
 	// its real address when the configured port is 0.
 	ln, err := net.Listen("tcp", cfg.addr(cfg.Ports.HTTP))
 	if err != nil {
-		return nil, fmt.Errorf("http listener: %w", err)
+		return nil, listenFailure(cfg.addr(cfg.Ports.HTTP), err)
 	}
 	a.httpAddr = ln.Addr()
 	if cfg.Client.Enabled {
@@ -88,6 +90,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (a *Agent, err error) {
 			logger.Error("http server stopped", "error", err)
 		}
 	}()
+	started = true
 	logger.Info("agent started", "http", a.httpAddr.String(), "server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "data_dir", a.dataDir)
 	return a, nil
 }
@@ -126,7 +129,11 @@ func (a *Agent) startServer() error {
 		return err
 	}
 	srv, err := server.NewServer(cfg)
-	if err != nil {
+	var se *os.SyscallError
+	switch {
+	case errors.As(err, &se) && errors.Is(err, syscall.EADDRINUSE):
+		return listenFailure(cfg.RPCAddr.String(), err)
+	case err != nil:
 		return fmt.Errorf("start server: %w", err)
 	}
 	a.server = srv
@@ -174,6 +181,16 @@ func (a *Agent) startClient() error {
 	}
 	a.client = c
 	return nil
+}
+
+// listenFailure is a failed listen said plainly: "listen on
+// 127.0.0.1:4646: address already in use".
+func listenFailure(addr string, err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		err = se.Err
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
 }
 
 // HTTPAddr returns the address the HTTP API listens on.

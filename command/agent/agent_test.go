@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // newTestAgent starts an in-process dev agent on loopback ports chosen by
@@ -204,7 +206,7 @@ func TestScaleAndGPUs(t *testing.T) {
 		t.Errorf("after scale: got %s, want count 3", body)
 	}
 
-	var sum GPUSummary
+	var sum structs.GPUSummary
 	_, body = do("GET", "/v1/gpus", "")
 	if err := json.Unmarshal([]byte(body), &sum); err != nil {
 		t.Fatalf("gpus: %v: %s", err, body)

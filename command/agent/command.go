@@ -72,7 +72,7 @@ func (c *Command) Run(args []string) int {
 	}
 	a, err := NewAgent(cfg, out)
 	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error starting agent: %v", err))
+		c.Ui.Error(fmt.Sprintf("agent: %v", err))
 		return 1
 	}
 	c.Ui.Output(fmt.Sprintf("==> Drover agent started! HTTP API on http://%s", a.HTTPAddr()))

@@ -162,7 +162,7 @@ func TestClusterHTTP(t *testing.T) {
 
 // TestClusterRoutesWithoutServer: an agent without a server says so.
 func TestClusterRoutesWithoutServer(t *testing.T) {
-	h := newHTTPAPI(serverOnly{}, hclog.NewNullLogger())
+	h := newHTTPAPI(noRoad{}, hclog.NewNullLogger())
 	for _, r := range []struct{ method, path string }{
 		{"GET", "/v1/agent/members"},
 		{"PUT", "/v1/agent/join?address=127.0.0.1:4648"},

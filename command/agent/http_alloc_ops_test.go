@@ -1,41 +1,35 @@
 package agent
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/rpc"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/client/allocrunner"
-	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
 )
 
-// serverOnly is a backend without a client and without RestartAlloc.
-type serverOnly struct{}
+// noRoad is a backend that reaches no server and runs no client.
+type noRoad struct{}
 
-func (serverOnly) State() *state.StateStore                     { return nil }
-func (serverOnly) RPC(string, any, any) error                   { return errors.New("no server") }
-func (serverOnly) Leader() string                               { return "" }
-func (serverOnly) Peers() []string                              { return nil }
-func (serverOnly) LastContact() time.Duration                   { return 0 }
-func (serverOnly) LogPath(string, string, bool) (string, error) { return "", errors.New("no client") }
-func (serverOnly) Self() map[string]any                         { return nil }
+var errNoRoadTest = errors.New("no server")
 
-func TestAllocRestartWithoutClient(t *testing.T) {
-	h := newHTTPAPI(serverOnly{}, hclog.NewNullLogger())
-	req := httptest.NewRequest("POST", "/v1/client/allocation/abc/restart", strings.NewReader(`{"TaskName": "t"}`))
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	if rec.Code != http.StatusNotImplemented {
-		t.Errorf("got %d %q, want 501", rec.Code, rec.Body.String())
-	}
+func (noRoad) RPC(context.Context, string, any, any) error { return errNoRoadTest }
+func (noRoad) StreamCall(context.Context, string, any) (net.Conn, error) {
+	return nil, errNoRoadTest
 }
+func (noRoad) LocalNodeID() string  { return "" }
+func (noRoad) Self() map[string]any { return nil }
 
 func TestAllocOpsErrors(t *testing.T) {
 	_, base := newTestAgent(t)
@@ -66,7 +60,9 @@ func TestAllocOpsErrors(t *testing.T) {
 	}
 }
 
-func TestRestartErrorStatus(t *testing.T) {
+// TestClientErrorStatus: the client's errors keep their codes over the
+// wire and map to their HTTP status in one place.
+func TestClientErrorStatus(t *testing.T) {
 	tests := []struct {
 		err  error
 		want int
@@ -77,9 +73,11 @@ func TestRestartErrorStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.err.Error(), func(t *testing.T) {
-			var ce *codedError
-			if got := restartError(tt.err); !errors.As(got, &ce) || ce.code != tt.want {
-				t.Errorf("got %v, want status %d", got, tt.want)
+			wire := structs.DecodeRPCError(rpc.ServerError(structs.EncodeRPCError(fmt.Errorf("op: %w", tt.err))))
+			rec := httptest.NewRecorder()
+			(&httpAPI{logger: hclog.NewNullLogger()}).writeError(rec, httptest.NewRequest("GET", "/", nil), wire)
+			if rec.Code != tt.want {
+				t.Errorf("got %d, want %d", rec.Code, tt.want)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,33 +10,17 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
 
-// noClientBackend is a backend without a client (and no NodeStats).
-type noClientBackend struct{}
-
-func (noClientBackend) State() *state.StateStore   { return nil }
-func (noClientBackend) RPC(string, any, any) error { return errors.New("no server") }
-func (noClientBackend) Leader() string             { return "" }
-func (noClientBackend) Peers() []string            { return nil }
-func (noClientBackend) LastContact() time.Duration { return 0 }
-func (noClientBackend) LogPath(string, string, bool) (string, error) {
-	return "", errors.New("no client")
-}
-func (noClientBackend) Self() map[string]any { return nil }
-
+// TestStatsWithoutClient: node stats on an agent with no client need
+// a node.
 func TestStatsWithoutClient(t *testing.T) {
-	h := newHTTPAPI(noClientBackend{}, hclog.NewNullLogger())
-	for _, path := range []string{"/v1/client/stats", "/v1/client/allocation/abc/stats"} {
-		t.Run(path, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-			if rec.Code != http.StatusNotImplemented {
-				t.Errorf("got %d %q, want 501", rec.Code, rec.Body.String())
-			}
-		})
+	h := newHTTPAPI(noRoad{}, hclog.NewNullLogger())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/client/stats", nil))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "node_id") {
+		t.Errorf("got %d %q, want 400 naming node_id", rec.Code, rec.Body.String())
 	}
 }
 

@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-func gpuNode(id, status string, healthy ...bool) *structs.Node {
+func summaryNode(id, status string, healthy ...bool) *structs.Node {
 	g := &structs.NodeDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "NVIDIA H100 80GB HBM3",
 		Attributes: map[string]string{structs.DeviceAttrMemory: "80 GiB"}}
 	for i, h := range healthy {
@@ -17,8 +17,8 @@ func gpuNode(id, status string, healthy ...bool) *structs.Node {
 
 func TestSummarizeGPUs(t *testing.T) {
 	nodes := []*structs.Node{
-		gpuNode("a", structs.NodeStatusReady, true, true, false, true),
-		gpuNode("b", structs.NodeStatusDown, true, true),
+		summaryNode("a", structs.NodeStatusReady, true, true, false, true),
+		summaryNode("b", structs.NodeStatusDown, true, true),
 		{ID: "cpu-only", Status: structs.NodeStatusReady, NodeResources: &structs.NodeResources{}},
 	}
 	held := map[string]bool{"a-gpu-0": true, "a-gpu-2": true}
