@@ -35,7 +35,8 @@ const (
 // what must apply once. An endpoint added to this map must be
 // idempotent in that sense.
 var idempotentWrites = map[string]bool{
-	structs.RPCJobRegister:      true, // an unchanged spec keeps its version
+	structs.RPCJobRegister:      true, // an unchanged spec keeps its version (unless check-and-set)
+	structs.RPCJobScale:         true, // sets a count; re-reads the job (unless check-and-set)
 	structs.RPCJobPlan:          true, // a dry run
 	structs.RPCNodeRegister:     true,
 	structs.RPCNodeUpdateStatus: true,
@@ -181,7 +182,19 @@ func retryable(method string, info structs.RPCInfo, o outcome) bool {
 	case outcomeNotApplied:
 		return true
 	case outcomeUnknown:
-		return info.IsRead() || idempotentWrites[method]
+		return info.IsRead() || (idempotentWrites[method] && !checkAndSet(info))
+	}
+	return false
+}
+
+// checkAndSet reports whether a write applies only at an index: sent
+// again after it applied, it would report a conflict it did not have.
+func checkAndSet(args any) bool {
+	switch a := args.(type) {
+	case *structs.JobRegisterRequest:
+		return a.EnforceIndex
+	case *structs.JobScaleRequest:
+		return a.EnforceIndex
 	}
 	return false
 }

@@ -1,7 +1,6 @@
 package structs
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -126,7 +125,7 @@ func (c *SchedulerConfiguration) Copy() *SchedulerConfiguration {
 
 // ErrCASConflict is the answer of a check-and-set write whose index no
 // longer matches the stored object's.
-var ErrCASConflict = errors.New("check-and-set index no longer matches")
+var ErrCASConflict = NewCodedError(CodeConflict, "check-and-set index no longer matches")
 
 // SchedulerSetConfigRequest sets the scheduler configuration. With CAS,
 // it applies only if the stored configuration's ModifyIndex is still
