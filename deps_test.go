@@ -62,8 +62,23 @@ func listPackages(t *testing.T) []pkgInfo {
 	return pkgs
 }
 
+// forbidden are imports the layers allow but the design does not: the
+// HTTP layer reaches the cluster only through server endpoints (the one
+// road), never the state store, the scheduler or a client's internals.
+var forbidden = map[string][]string{
+	"command/agent": {"server/state", "server/fsm", "server/broker", "server/plan", "server/scheduler", "client/allocrunner", "client/allocfs", "client/state"},
+}
+
 func TestDependencyDirection(t *testing.T) {
 	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.path, module), "/")
+		for _, imp := range p.imports {
+			for _, f := range forbidden[rel] {
+				if imp == module+"/"+f || strings.HasPrefix(imp, module+"/"+f+"/") {
+					t.Errorf("%s imports %s: the HTTP layer goes through server endpoints (one road)", p.path, imp)
+				}
+			}
+		}
 		layer, family := layerOf(p.path)
 		if layer < 0 {
 			t.Errorf("%s: package is not in the design's layout; add it to layerOf", p.path)

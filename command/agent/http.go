@@ -38,7 +38,24 @@ type backend interface {
 type httpAPI struct {
 	b      backend
 	logger hclog.Logger
-	mux    *http.ServeMux
+	mux    *routeMux
+}
+
+// routeMux is the API's mux, keeping the patterns it serves (the route
+// test walks them).
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) HandleFunc(pattern string, fn func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, fn)
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
 }
 
 // codedError is an error with an HTTP status.
@@ -54,7 +71,7 @@ func errorf(code int, format string, args ...any) error {
 }
 
 func newHTTPAPI(b backend, logger hclog.Logger) *httpAPI {
-	h := &httpAPI{b: b, logger: logger, mux: http.NewServeMux()}
+	h := &httpAPI{b: b, logger: logger, mux: &routeMux{ServeMux: http.NewServeMux()}}
 	h.routes()
 	return h
 }

@@ -25,7 +25,7 @@ type joinResponse struct {
 
 // clusterRoutes serves server membership (the agent's serf pool) and the
 // Raft configuration, in Nomad's shapes.
-func (h *httpAPI) clusterRoutes(m *http.ServeMux) {
+func (h *httpAPI) clusterRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/agent/members", h.wrap(h.agentMembers))
 	m.HandleFunc("PUT /v1/agent/join", h.wrap(h.agentJoin))
 	m.HandleFunc("POST /v1/agent/join", h.wrap(h.agentJoin))

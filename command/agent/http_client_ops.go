@@ -14,7 +14,7 @@ import (
 // allocation (or to the node named), over the connection that client
 // keeps to them, so any agent reaches any task (structs/client_ops.go).
 
-func (h *httpAPI) clientOpsRoutes(m *http.ServeMux) {
+func (h *httpAPI) clientOpsRoutes(m *routeMux) {
 	m.HandleFunc("PUT /v1/allocation/{id}/stop", h.wrap(h.allocStop))
 	m.HandleFunc("POST /v1/allocation/{id}/stop", h.wrap(h.allocStop))
 	m.HandleFunc("PUT /v1/client/allocation/{id}/restart", h.wrap(h.allocRestart))

@@ -9,7 +9,7 @@ import (
 // namespaceRoutes serves namespaces and quotas in Nomad's shapes:
 // /v1/namespaces, /v1/namespace/<name>, /v1/quotas, /v1/quota/<name> and
 // /v1/quota/usage/<name>.
-func (h *httpAPI) namespaceRoutes(m *http.ServeMux) {
+func (h *httpAPI) namespaceRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/namespaces", h.wrap(h.namespacesList))
 	m.HandleFunc("GET /v1/namespace/{name}", h.wrap(h.namespaceRead))
 	m.HandleFunc("PUT /v1/namespace/{name}", h.wrap(h.namespaceUpsert))

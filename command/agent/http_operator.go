@@ -9,7 +9,7 @@ import (
 
 // operatorRoutes serves the cluster-wide settings an operator reads and
 // changes, in Nomad's shapes.
-func (h *httpAPI) operatorRoutes(m *http.ServeMux) {
+func (h *httpAPI) operatorRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/operator/scheduler/configuration", h.wrap(h.schedulerConfigRead))
 	m.HandleFunc("PUT /v1/operator/scheduler/configuration", h.wrap(h.schedulerConfigUpdate))
 	m.HandleFunc("POST /v1/operator/scheduler/configuration", h.wrap(h.schedulerConfigUpdate))

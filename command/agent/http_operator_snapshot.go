@@ -17,7 +17,7 @@ const maxSnapshotUpload = 1 << 30
 
 // snapshotRoutes serves `drover operator snapshot`, on Nomad's paths: GET
 // answers the archive, PUT restores one.
-func (h *httpAPI) snapshotRoutes(m *http.ServeMux) {
+func (h *httpAPI) snapshotRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/operator/snapshot", h.snapshotSave)
 	m.HandleFunc("PUT /v1/operator/snapshot", h.wrap(h.snapshotRestore))
 	m.HandleFunc("POST /v1/operator/snapshot", h.wrap(h.snapshotRestore))

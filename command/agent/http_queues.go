@@ -8,7 +8,7 @@ import (
 
 // queueRoutes serves Drover's fair-share queues: /v1/queues (each with
 // its usage and fair share) and /v1/queue/<name>.
-func (h *httpAPI) queueRoutes(m *http.ServeMux) {
+func (h *httpAPI) queueRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/queues", h.wrap(h.queuesList))
 	m.HandleFunc("GET /v1/queue/{name}", h.wrap(h.queueRead))
 	m.HandleFunc("PUT /v1/queue/{name}", h.wrap(h.queueUpsert))
