@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"syscall"
 	"time"
@@ -33,6 +34,9 @@ var (
 	ErrTaskExists = errors.New("drivers: task already exists")
 	// ErrInvalidConfig: the task's driver config is missing or wrong.
 	ErrInvalidConfig = errors.New("drivers: invalid task config")
+	// ErrTaskNotRunning: the driver holds the task but it has exited, so
+	// it cannot take what needs a live task (ExecTask).
+	ErrTaskNotRunning = errors.New("drivers: task is not running")
 )
 
 // Driver runs tasks. Methods are safe for concurrent use; task IDs are
@@ -78,6 +82,77 @@ type Signaler interface {
 // agent restart neither orphans nor duplicates tasks.
 type Recoverer interface {
 	RecoverTask(handle *TaskHandle) error
+}
+
+// Execer is implemented by drivers that can run a command inside a
+// running task's environment (`alloc exec`): the task's filesystem view,
+// namespaces, cgroup, user, working dir and environment, whatever the
+// driver isolates the task with. Where a driver cannot give the command
+// the task's isolation it fails the call; it never runs the command with
+// less.
+type Execer interface {
+	// ExecTask runs opts.Command in the task and blocks until it exits.
+	// A non-zero exit is a result, not an error. The command is killed,
+	// and ExecTask returns promptly, when:
+	//   - ctx ends: the error is ctx.Err();
+	//   - the task exits or is destroyed: the error wraps
+	//     ErrTaskNotRunning.
+	// Errors: an unknown task wraps ErrTaskNotFound, an exited one
+	// ErrTaskNotRunning, an empty Command ErrInvalidConfig.
+	//
+	// When ExecTask returns, the command's output has been written to
+	// opts.Stdout and opts.Stderr (a process it left holding them is
+	// waited for only briefly) and neither is written again. Stdin is
+	// read by a goroutine of its own: a Read of it may still be in
+	// flight when ExecTask returns; what it yields is dropped and no
+	// other Read follows, so a caller whose Stdin can block forever
+	// should unblock it (close it) after ExecTask returns.
+	ExecTask(ctx context.Context, taskID string, opts *ExecOptions) (*ExecResult, error)
+}
+
+// ExecOptions is one command run by Execer.ExecTask.
+type ExecOptions struct {
+	// Command is the argv; required. Command[0] without a "/" is looked
+	// up in the task's PATH (as the task sees it).
+	Command []string
+	// TTY runs the command on a new pseudo-terminal (its controlling
+	// terminal, the session leader's): stdin, stdout and stderr are all
+	// the terminal, so output (with the terminal's echo of the input)
+	// arrives on Stdout only and Stderr is unused.
+	TTY bool
+	// Stdin feeds the command's standard input; nil gives it none (it
+	// reads EOF at once). Its EOF closes the command's stdin; with TTY it
+	// is sent as the terminal's EOF character (^D, as Nomad does), which
+	// a program reading lines sees as end of input and one that put the
+	// terminal in raw mode sees as the byte 0x04.
+	Stdin io.Reader
+	// Stdout and Stderr receive the command's output; nil discards it.
+	Stdout, Stderr io.Writer
+	// Resize carries terminal size changes while the command runs (with
+	// TTY; without, sizes are read and dropped). A size already waiting
+	// on it when ExecTask starts is the terminal's initial size. May be
+	// nil. ExecTask stops reading it when it returns.
+	Resize <-chan TerminalSize
+}
+
+// Validate checks what every driver needs: a command.
+func (o *ExecOptions) Validate() error {
+	if o == nil || len(o.Command) == 0 || o.Command[0] == "" {
+		return fmt.Errorf("%w: exec needs a command", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// TerminalSize is a terminal's size in character cells.
+type TerminalSize struct {
+	Height, Width uint16
+}
+
+// ExecResult is how an exec'd command ended.
+type ExecResult struct {
+	// ExitCode is the command's exit status; for one killed by a signal
+	// it is 128+signal, as shells report it.
+	ExitCode int
 }
 
 // TaskConfig is everything a driver needs to start one task.

@@ -72,6 +72,7 @@ var (
 	_ drivers.Driver    = (*Driver)(nil)
 	_ drivers.Recoverer = (*Driver)(nil)
 	_ drivers.Signaler  = (*Driver)(nil)
+	_ drivers.Execer    = (*Driver)(nil)
 )
 
 // Config configures the driver.

@@ -1,7 +1,8 @@
 // Package drivertest is the conformance suite every task driver passes:
 // Run(t, newDriver) starts real tasks through the driver and checks the
 // behaviour the client relies on (environment, working dir, output
-// files, exit codes, graceful stop then SIGKILL, Destroy).
+// files, exit codes, graceful stop then SIGKILL, Destroy) and, for
+// drivers that implement drivers.Execer, exec sessions (exec.go).
 //
 // Tasks are /bin/sh scripts given as driver config {"command": "/bin/sh",
 // "args": ["-c", script]}, the shape raw_exec and exec take. It owns no
@@ -33,7 +34,18 @@ const leakVar = "DROVERTEST_AGENT_ONLY"
 // Option changes how Run runs the suite.
 type Option func(*options)
 
-type options struct{ skip map[string]string }
+type options struct {
+	skip map[string]string
+	task TaskFunc // nil: host /bin/sh tasks (shTask)
+}
+
+func newOptions(opts []Option) options {
+	o := options{skip: map[string]string{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
 
 // Skip leaves out the named subtest, with the reason logged. A driver uses
 // it only where the check cannot apply (e.g. DestroyKillsGroup reads host
@@ -44,40 +56,55 @@ func Skip(name, reason string) Option {
 }
 
 // Run runs the conformance suite against drivers made by newDriver; each
-// subtest gets a fresh driver.
+// subtest gets a fresh driver. Drivers that implement drivers.Execer
+// also run the exec checks (see RunExec).
 func Run(t *testing.T, newDriver func() drivers.Driver, opts ...Option) {
 	t.Helper()
-	o := options{skip: map[string]string{}}
-	for _, opt := range opts {
-		opt(&o)
+	o := newOptions(opts)
+	tests := []suiteTest{
+		{name: "Fingerprint", fn: testFingerprint},
+		{name: "EnvAndDir", fn: testEnvAndDir},
+		{name: "ExitCodes", fn: testExitCodes},
+		{name: "OutputFilesAppend", fn: testOutputFilesAppend},
+		{name: "WaitAfterExit", fn: testWaitAfterExit},
+		{name: "WaitContextCancel", fn: testWaitContextCancel},
+		{name: "StopGraceful", fn: testStopGraceful},
+		{name: "StopCustomSignal", fn: testStopCustomSignal},
+		{name: "StopEscalatesToKill", fn: testStopEscalatesToKill},
+		{name: "StopExitedIsNoop", fn: testStopExitedIsNoop},
+		{name: "DestroyKillsGroup", fn: testDestroyKillsGroup},
+		{name: "DuplicateID", fn: testDuplicateID},
+		{name: "UnknownTask", fn: testUnknownTask},
+		{name: "InvalidConfig", fn: testInvalidConfig},
 	}
+	if _, ok := newDriver().(drivers.Execer); ok {
+		tests = append(tests, execTests(o)...)
+	}
+	runTests(t, newDriver, o, tests)
+}
+
+// suiteTest is one check of the suite.
+type suiteTest struct {
+	name string
+	fn   func(t *testing.T, d drivers.Driver)
+	// sequential tests run alone, before the parallel ones start.
+	sequential bool
+}
+
+// runTests runs tests, each on a fresh driver: the sequential ones one
+// by one, then the rest in parallel.
+func runTests(t *testing.T, newDriver func() drivers.Driver, o options, tests []suiteTest) {
+	t.Helper()
 	// Set in the agent's environment; tasks must not see it.
 	t.Setenv(leakVar, "leaked")
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, d drivers.Driver)
-	}{
-		{"Fingerprint", testFingerprint},
-		{"EnvAndDir", testEnvAndDir},
-		{"ExitCodes", testExitCodes},
-		{"OutputFilesAppend", testOutputFilesAppend},
-		{"WaitAfterExit", testWaitAfterExit},
-		{"WaitContextCancel", testWaitContextCancel},
-		{"StopGraceful", testStopGraceful},
-		{"StopCustomSignal", testStopCustomSignal},
-		{"StopEscalatesToKill", testStopEscalatesToKill},
-		{"StopExitedIsNoop", testStopExitedIsNoop},
-		{"DestroyKillsGroup", testDestroyKillsGroup},
-		{"DuplicateID", testDuplicateID},
-		{"UnknownTask", testUnknownTask},
-		{"InvalidConfig", testInvalidConfig},
-	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if reason, ok := o.skip[tt.name]; ok {
 				t.Skip(reason)
 			}
-			t.Parallel()
+			if !tt.sequential {
+				t.Parallel()
+			}
 			tt.fn(t, newDriver())
 		})
 	}
@@ -146,6 +173,15 @@ func waitForFile(t *testing.T, path, want string) {
 	}
 	b, _ := os.ReadFile(path)
 	t.Fatalf("%s never contained %q; got %q", path, want, b)
+}
+
+func evalSymlinks(t *testing.T, path string) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func readFile(t *testing.T, path string) string {

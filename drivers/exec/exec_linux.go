@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -18,6 +17,7 @@ import (
 var (
 	_ drivers.Driver   = (*Driver)(nil)
 	_ drivers.Signaler = (*Driver)(nil)
+	_ drivers.Execer   = (*Driver)(nil)
 )
 
 // Driver runs exec tasks. The zero value is not usable; call New.
@@ -179,14 +179,11 @@ func (d *Driver) Destroy(taskID string) error {
 		return fmt.Errorf("destroy %s: %w", taskID, err)
 	}
 	<-t.done
-	var errs []error
-	if t.cgroup != nil {
-		errs = append(errs, t.cgroup.remove())
-	}
+	err = t.release()
 	d.mu.Lock()
 	delete(d.tasks, taskID)
 	d.mu.Unlock()
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return fmt.Errorf("destroy %s: %w", taskID, err)
 	}
 	return nil

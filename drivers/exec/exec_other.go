@@ -14,7 +14,10 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-var _ drivers.Driver = (*Driver)(nil)
+var (
+	_ drivers.Driver = (*Driver)(nil)
+	_ drivers.Execer = (*Driver)(nil)
+)
 
 // errUnsupported is why exec cannot run tasks off Linux.
 var errUnsupported = errors.New("cgroups and namespaces need Linux")
@@ -51,4 +54,9 @@ func (d *Driver) Stop(id string, _ time.Duration, _ string) error {
 // Destroy implements drivers.Driver.
 func (d *Driver) Destroy(id string) error {
 	return fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
+}
+
+// ExecTask implements drivers.Execer.
+func (d *Driver) ExecTask(_ context.Context, id string, _ *drivers.ExecOptions) (*drivers.ExecResult, error) {
+	return nil, fmt.Errorf("task %s: %w", id, drivers.ErrTaskNotFound)
 }

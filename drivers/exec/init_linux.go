@@ -25,7 +25,9 @@ import (
 //     "started <pid>" on fd 4, and catches the stop signals the driver
 //     sends to that group so that it outlives the command and can report
 //     how it ended;
-//  4. reaps every child (orphans re-parent to it inside the namespace),
+//  4. when isolated, serves exec sessions (execinit_linux.go): the
+//     commands of ExecTask run as its children;
+//  5. reaps every child (orphans re-parent to it inside the namespace),
 //     copies what is left of the command's output, writes "exit N" or "signal N" for the command on fd 4, kills what
 //     is left of the group and exits. In a PID namespace the kernel kills
 //     every remaining process when the init exits.
@@ -92,8 +94,12 @@ func taskInit(isolated bool) int {
 	ready := os.NewFile(3, "ready")
 	status := os.NewFile(4, "status")
 	// The command must not inherit the status pipe, or a process it
-	// leaves behind would keep the driver from seeing the end.
+	// leaves behind would keep the driver from seeing the end; nor the
+	// exec control socket.
 	syscall.CloseOnExec(4)
+	if isolated {
+		syscall.CloseOnExec(initCtlFD)
+	}
 	if _, err := bufio.NewReader(ready).ReadByte(); err != nil {
 		return 125 // the driver gave up on this start
 	}
@@ -131,7 +137,12 @@ func taskInit(isolated bool) int {
 		return 127
 	}
 	fmt.Fprintf(status, "started %d\n", proc.Pid)
-	ws := reapUntil(proc.Pid)
+	r := newReaper()
+	if isolated {
+		startExecServer(r)
+	}
+	ws := r.reapUntil(proc.Pid)
+	r.close()
 	out.close()
 	if ws.Signaled() {
 		fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
@@ -189,23 +200,4 @@ func openInitLogs() (*initOutput, error) {
 func (o *initOutput) close() {
 	_ = o.stdout.Close(drainGrace)
 	_ = o.stderr.Close(drainGrace)
-}
-
-// reapUntil reaps children until pid exits and returns its status.
-func reapUntil(pid int) syscall.WaitStatus {
-	for {
-		var ws syscall.WaitStatus
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			// No children left without seeing pid: cannot happen, but
-			// do not spin.
-			return syscall.WaitStatus(127 << 8)
-		}
-		if got == pid {
-			return ws
-		}
-	}
 }

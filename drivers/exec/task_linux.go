@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,12 @@ type task struct {
 	done   chan struct{}
 	result *drivers.ExitResult
 
+	// For ExecTask: the task's environment and dir, and, when isolated,
+	// the init's exec control socket (see execinit_linux.go).
+	env []string
+	dir string
+	ctl *net.UnixConn
+
 	mu     sync.Mutex
 	reaped bool
 }
@@ -54,7 +61,7 @@ type task struct {
 // launch starts the init, puts it in the task's cgroup, lets it go and
 // waits until it reports the command started.
 func launch(s launchSpec) (*task, error) {
-	t := &task{done: make(chan struct{})}
+	t := &task{done: make(chan struct{}), env: s.env, dir: s.cfg.TaskDir}
 	if s.cgroups != nil {
 		lim := limits{}
 		if r := s.cfg.Resources; r != nil {
@@ -68,22 +75,28 @@ func launch(s launchSpec) (*task, error) {
 	}
 	readyW, err := t.startInit(s)
 	if err != nil {
-		t.removeCgroup()
+		t.release()
 		return nil, err
 	}
 	if err := t.handshake(readyW); err != nil {
 		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
 		_ = t.cmd.Wait()
-		t.removeCgroup()
+		t.release()
 		return nil, err
 	}
 	return t, nil
 }
 
-func (t *task) removeCgroup() {
-	if t.cgroup != nil {
-		_ = t.cgroup.remove()
+// release closes the exec control socket and removes the cgroup; for a
+// task whose init has exited.
+func (t *task) release() error {
+	if t.ctl != nil {
+		t.ctl.Close()
 	}
+	if t.cgroup != nil {
+		return t.cgroup.remove()
+	}
+	return nil
 }
 
 // startInit starts the init, blocked until readyW is written.
@@ -104,15 +117,25 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	}
 	defer statusW.Close()
 	mode, attr := initPlain, &syscall.SysProcAttr{Setpgid: true}
+	extra := []*os.File{readyR, statusW}
 	if s.isolated {
 		mode, attr.Cloneflags = initIsolated, isolationFlags
+		ctl, initCtl, err := execControl()
+		if err != nil {
+			readyW.Close()
+			statusR.Close()
+			return nil, err
+		}
+		defer initCtl.Close()
+		t.ctl = ctl
+		extra = append(extra, initCtl)
 	}
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
 		Args:        append([]string{s.path}, s.args...),
 		Env:         append(s.env, initEnv+"="+mode, logsEnv+"="+logs),
 		Dir:         s.cfg.TaskDir,
-		ExtraFiles:  []*os.File{readyR, statusW},
+		ExtraFiles:  extra,
 		SysProcAttr: attr,
 	}
 	// Args[0] is the init's own name; the init runs Args[1:].
@@ -120,6 +143,9 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	if err := t.cmd.Start(); err != nil {
 		readyW.Close()
 		statusR.Close()
+		if t.ctl != nil {
+			t.ctl.Close()
+		}
 		return nil, fmt.Errorf("start task init: %w", err)
 	}
 	t.pid = t.cmd.Process.Pid

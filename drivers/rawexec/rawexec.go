@@ -9,6 +9,11 @@
 // killed then. Output is appended to the given stdout/stderr logs,
 // rotated per TaskConfig.LogMaxFiles and LogMaxFileSizeMB by the executor.
 //
+// ExecTask (drivers.Execer) runs a command as a plain child of the agent
+// with the task's environment (as above) and in its task dir, as the
+// agent's user, which is the user raw_exec tasks run as: raw_exec has no
+// isolation to enter. See exec.go.
+//
 // Each task is started through an executor (see executor.go): the
 // agent's binary re-executed in its own session, which starts the task,
 // waits for it and writes its exit status to a file in the task dir. So
@@ -54,6 +59,7 @@ var (
 	_ drivers.Driver    = (*Driver)(nil)
 	_ drivers.Signaler  = (*Driver)(nil)
 	_ drivers.Recoverer = (*Driver)(nil)
+	_ drivers.Execer    = (*Driver)(nil)
 )
 
 // DefaultPollInterval is how often a recovered task (whose executor is
@@ -100,6 +106,11 @@ type task struct {
 	statusFile string
 	done       chan struct{}
 	result     *drivers.ExitResult
+	// env (with PATH and HOME defaults) and dir are the task's, for the
+	// commands ExecTask runs in it; env is nil for a task recovered
+	// from a handle without its config.
+	env map[string]string
+	dir string
 
 	mu    sync.Mutex
 	ended bool
@@ -158,6 +169,7 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
+	t.env, t.dir = env, cfg.TaskDir
 	d.tasks[cfg.ID] = t
 	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "executor_pid", t.shimPID, "command", path)
 	return &drivers.TaskHandle{
@@ -196,6 +208,9 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		return fmt.Errorf("recover %s: %w", h.ID, drivers.ErrTaskExists)
 	}
 	t := &task{pid: pid, shimPID: shimPID, statusFile: statusFile, done: make(chan struct{})}
+	if h.Config != nil {
+		t.env, t.dir = taskEnv(h.Config), h.Config.TaskDir
+	}
 	if res, err := readStatus(statusFile); err == nil {
 		t.finish(res)
 		d.tasks[h.ID] = t
