@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/droverhq/drover/client/allocfs"
 	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -334,8 +337,98 @@ func taskDead(a *structs.Allocation, task string) bool {
 	return a.ClientTerminalStatus()
 }
 
-func (c *Client) opExec(context.Context, []byte) (func(context.Context, net.Conn) error, error) {
-	return nil, errNotYet
+func (c *Client) opExec(_ context.Context, args []byte) (func(context.Context, net.Conn) error, error) {
+	var req structs.ClientExecRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Command) == 0 || req.Command[0] == "" {
+		return nil, fmt.Errorf("exec: a command is required: %w", structs.ErrInvalid)
+	}
+	r, err := c.runnerOf(req.AllocID)
+	if err != nil {
+		return nil, err
+	}
+	if !hasTask(r.ar.Alloc(), req.Task) {
+		return nil, fmt.Errorf("allocation %s has no task %q: %w", req.AllocID, req.Task, structs.ErrNotFound)
+	}
+	return func(ctx context.Context, stream net.Conn) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stdin, stdinW := io.Pipe()
+		defer stdin.Close()
+		resize := make(chan drivers.TerminalSize, 4)
+		go readExecInput(stream, stdinW, resize, cancel)
+		out := &execOutput{stream: stream}
+		code, err := r.ar.ExecTask(ctx, req.Task, &drivers.ExecOptions{
+			Command: req.Command, TTY: req.TTY, Stdin: stdin,
+			Stdout: out.writer(false), Stderr: out.writer(true), Resize: resize,
+		})
+		if err != nil {
+			return err
+		}
+		return out.send(&structs.StreamMsg{Exited: true, ExitCode: code})
+	}, nil
+}
+
+// readExecInput feeds what the caller sends to an exec'd command: input
+// and its end, and terminal sizes. The caller going away ends the exec.
+func readExecInput(stream net.Conn, stdin *io.PipeWriter, resize chan<- drivers.TerminalSize, cancel context.CancelFunc) {
+	defer cancel()
+	for {
+		var m structs.StreamMsg
+		if err := structs.ReadStreamMsg(stream, &m); err != nil {
+			stdin.CloseWithError(err)
+			return
+		}
+		if len(m.Stdin) > 0 {
+			if _, err := stdin.Write(m.Stdin); err != nil {
+				continue // the command closed its input; keep reading sizes and the end
+			}
+		}
+		if m.StdinClosed {
+			stdin.Close()
+		}
+		if m.TTYSize != nil {
+			select {
+			case resize <- drivers.TerminalSize{Height: m.TTYSize.Height, Width: m.TTYSize.Width}:
+			default: // a burst of resizes: the later ones win
+			}
+		}
+	}
+}
+
+// execOutput sends an exec'd command's output to the caller, one
+// message per write.
+type execOutput struct {
+	mu     sync.Mutex
+	stream net.Conn
+}
+
+func (o *execOutput) send(m *structs.StreamMsg) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return structs.WriteStreamMsg(o.stream, m)
+}
+
+type execWriter struct {
+	out    *execOutput
+	stderr bool
+}
+
+func (o *execOutput) writer(stderr bool) io.Writer { return execWriter{out: o, stderr: stderr} }
+
+func (w execWriter) Write(p []byte) (int, error) {
+	for chunk := range slices.Chunk(p, fsChunk) {
+		m := &structs.StreamMsg{Stdout: chunk}
+		if w.stderr {
+			m = &structs.StreamMsg{Stderr: chunk}
+		}
+		if err := w.out.send(m); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
 }
 
 // RPC calls a server endpoint, for the agent's HTTP API on a client-only

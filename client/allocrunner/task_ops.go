@@ -1,6 +1,8 @@
 package allocrunner
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/droverhq/drover/drivers"
@@ -65,3 +67,35 @@ func (ar *AllocRunner) SignalTask(task, signal string) error {
 
 // TaskSignaling is the event recorded when a signal is sent to a task.
 const TaskSignaling = "Signaling"
+
+// ExecTask runs a command in a running task of the allocation, in the
+// task's isolation (drivers.Execer), and returns its exit code. It
+// returns ErrUnknownTask or ErrTaskNotRunning (wrapped) when there is no
+// such task running, and an error wrapping structs.ErrInvalid when the
+// task's driver cannot exec.
+func (ar *AllocRunner) ExecTask(ctx context.Context, task string, opts *drivers.ExecOptions) (int, error) {
+	if task == "" {
+		return 0, fmt.Errorf("exec: task is required: %w", structs.ErrInvalid)
+	}
+	running, err := ar.runningTasks(task)
+	if err != nil {
+		return 0, fmt.Errorf("exec in allocation %s: %w", ar.id, err)
+	}
+	for tr, id := range running {
+		ex, ok := tr.driver.(drivers.Execer)
+		if !ok {
+			return 0, fmt.Errorf("task %q: driver %s cannot exec: %w", task, tr.driver.Name(), structs.ErrInvalid)
+		}
+		res, err := ex.ExecTask(ctx, id, opts)
+		switch {
+		case errors.Is(err, drivers.ErrTaskNotRunning), errors.Is(err, drivers.ErrTaskNotFound):
+			return 0, fmt.Errorf("exec in task %q: %w (%v)", task, ErrTaskNotRunning, err)
+		case errors.Is(err, drivers.ErrInvalidConfig):
+			return 0, fmt.Errorf("exec in task %q: %w: %v", task, structs.ErrInvalid, err)
+		case err != nil:
+			return 0, fmt.Errorf("exec in task %q: %w", task, err)
+		}
+		return res.ExitCode, nil
+	}
+	return 0, fmt.Errorf("exec in allocation %s: %w", ar.id, ErrTaskNotRunning)
+}

@@ -110,7 +110,3 @@ func onlyTask(a *structs.Allocation) (string, error) {
 	return tg.Tasks[0].Name, nil
 }
 
-// allocExec is GET /v1/client/allocation/<id>/exec (a websocket).
-func (h *httpAPI) allocExec(w http.ResponseWriter, r *http.Request) {
-	h.writeError(w, r, errorf(http.StatusNotImplemented, "exec: not served by this build yet"))
-}

@@ -50,15 +50,14 @@ func (b *recordingBackend) take() []string {
 // agentLocal are the routes answered by the agent itself, as Nomad's
 // are: its own description, its serf pool, and the web UI.
 var agentLocal = map[string]bool{
-	"GET /v1/agent/self":                  true,
-	"GET /v1/agent/members":               true,
-	"PUT /v1/agent/join":                  true,
-	"POST /v1/agent/join":                 true,
-	"PUT /v1/agent/force-leave":           true,
-	"POST /v1/agent/force-leave":          true,
-	"PUT /v1/jobs/parse":                  true, // parses HCL, reads nothing
-	"POST /v1/jobs/parse":                 true,
-	"GET /v1/client/allocation/{id}/exec": true,
+	"GET /v1/agent/self":         true,
+	"GET /v1/agent/members":      true,
+	"PUT /v1/agent/join":         true,
+	"POST /v1/agent/join":        true,
+	"PUT /v1/agent/force-leave":  true,
+	"POST /v1/agent/force-leave": true,
+	"PUT /v1/jobs/parse":         true, // parses HCL, reads nothing
+	"POST /v1/jobs/parse":        true,
 }
 
 // TestEveryRouteGoesThroughAnEndpoint: every /v1 route but the agent's

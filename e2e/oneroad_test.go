@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
+)
+
+// pinnedJob runs a raw_exec task on the node named node that prints a
+// line naming it and sleeps.
+func pinnedJob(name, node string) string {
+	return fmt.Sprintf(`job %q {
+  type        = "service"
+  datacenters = ["dc1"]
+  constraint {
+    attribute = "${node.unique.name}"
+    value     = %q
+  }
+  group "g" {
+    task "main" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo hello-from-%s; exec sleep 600"]
+      }
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }
+  }
+}
+`, name, node, node)
+}
+
+// TestE2E_ClientOpsFromAnyAgent is must-holds 1 and 2 of issue 13: one
+// server and two client-only agents, a job pinned to each client; from
+// the server's address and from the other client's, logs (followed),
+// files, exec, restart and node stats reach the allocation's node
+// through the servers, with Drover's CLI and with the official Nomad
+// client.
+func TestE2E_ClientOpsFromAnyAgent(t *testing.T) {
+	dir := t.TempDir()
+	ports := [][]int{freePorts(t, 3), freePorts(t, 3), freePorts(t, 3)}
+	serverCfg := writeFile(t, dir, "server.hcl", fmt.Sprintf(`
+name      = "server-1"
+data_dir  = %q
+bind_addr = "127.0.0.1"
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+`, filepath.Join(dir, "server-1"), ports[0][0], ports[0][1], ports[0][2]))
+	srv := launchAgent(t, ports[0][0], "-config", serverCfg)
+	waitFor(t, 30*time.Second, "the server to lead", func() bool { return leaderOf(srv) != "" })
+	servers := []string{fmt.Sprintf("127.0.0.1:%d", ports[0][1])}
+	clients := map[string]*agentProc{}
+	for i, name := range []string{"client-a", "client-b"} {
+		clients[name] = launchAgent(t, ports[i+1][0], "-config", clusterClientConfig(t, dir, name, ports[i+1], servers, 1))
+	}
+	waitFor(t, 30*time.Second, "both clients' nodes ready", func() bool { return nodesReady(srv, 2) })
+
+	// A client-only agent answers cluster reads by forwarding, blocking
+	// queries included (must-hold 4).
+	var nodes []struct{ ID, Name string }
+	if code := clients["client-a"].getJSON("/v1/nodes", &nodes); code != http.StatusOK || len(nodes) != 2 {
+		t.Fatalf("GET /v1/nodes on a client-only agent: %d %+v, want both nodes", code, nodes)
+	}
+	nodeID := map[string]string{}
+	for _, n := range nodes {
+		nodeID[n.Name] = n.ID
+	}
+
+	other := map[string]string{"client-a": "client-b", "client-b": "client-a"}
+	for node, via := range other {
+		job := "on-" + node
+		if r := srv.drover("job", "run", "-detach", writeFile(t, dir, job+".hcl", pinnedJob(job, node))); r.code != 0 {
+			t.Fatalf("job run %s: exit %d: %s%s", job, r.code, r.stdout, r.stderr)
+		}
+		alloc := srv.waitAlloc(job, "running")
+		if alloc.NodeID != nodeID[node] {
+			t.Fatalf("%s placed on %s, want %s", job, alloc.NodeID, nodeID[node])
+		}
+		want := "hello-from-" + node
+		for _, a := range []*agentProc{srv, clients[via]} {
+			t.Run(job+" via "+a.addr, func(t *testing.T) {
+				clientOps(t, a, alloc.ID, nodeID[node], want)
+			})
+		}
+	}
+}
+
+// clientOps checks every client operation on alloc, asked of agent a.
+func clientOps(t *testing.T, a *agentProc, allocID, nodeID, want string) {
+	// Drover's CLI: logs and restart.
+	waitFor(t, 10*time.Second, "the task's first line in alloc logs", func() bool {
+		r := a.drover("alloc", "logs", allocID)
+		return r.code == 0 && strings.Contains(r.stdout, want)
+	})
+	code, body := a.do("GET", "/v1/client/fs/cat/"+allocID+"?path=alloc/logs/main.stdout.0", "")
+	if code != http.StatusOK || !strings.Contains(body, want) {
+		t.Errorf("fs cat: %d %q, want %q", code, body, want)
+	}
+	var stats struct{ NodeID string }
+	if code := a.getJSON("/v1/client/stats?node_id="+nodeID, &stats); code != http.StatusOK || stats.NodeID != nodeID {
+		t.Errorf("node stats of %s: %d, node %q", nodeID, code, stats.NodeID)
+	}
+
+	// The official Nomad client.
+	c, err := nomad.NewClient(&nomad.Config{Address: a.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc, _, err := c.Allocations().Info(allocID, nil)
+	if err != nil {
+		t.Fatalf("nomad Allocations().Info: %v", err)
+	}
+	files, _, err := c.AllocFS().List(alloc, "/alloc/logs", nil)
+	if err != nil {
+		t.Fatalf("nomad AllocFS().List: %v", err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+	}
+	if !strings.Contains(strings.Join(names, " "), "main.stdout.0") {
+		t.Errorf("nomad AllocFS().List: %v, want main.stdout.0", names)
+	}
+
+	cancel := make(chan struct{})
+	frames, errs := c.AllocFS().Logs(alloc, true, "main", "stdout", "start", 0, cancel, nil)
+	var got bytes.Buffer
+	deadline := time.After(10 * time.Second)
+follow:
+	for !strings.Contains(got.String(), want) {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				break follow
+			}
+			got.Write(f.Data)
+		case err := <-errs:
+			t.Fatalf("nomad AllocFS().Logs: %v", err)
+		case <-deadline:
+			break follow
+		}
+	}
+	close(cancel)
+	if !strings.Contains(got.String(), want) {
+		t.Errorf("nomad AllocFS().Logs (follow): %q, want %q", got.String(), want)
+	}
+
+	var stdout, stderr bytes.Buffer
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	exit, err := c.Allocations().Exec(ctx, alloc, "main", false, []string{"/bin/sh", "-c", "echo hi; echo oops >&2; exit 3"},
+		strings.NewReader(""), &stdout, &stderr, nil, nil)
+	if err != nil || exit != 3 || stdout.String() != "hi\n" || stderr.String() != "oops\n" {
+		t.Errorf("nomad Allocations().Exec: exit %d, err %v, stdout %q, stderr %q; want 3, hi, oops", exit, err, stdout.String(), stderr.String())
+	}
+
+	before := restarts(t, c, allocID)
+	if r := a.drover("alloc", "restart", allocID); r.code != 0 {
+		t.Fatalf("alloc restart: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	waitFor(t, 15*time.Second, "the task restarted and running", func() bool {
+		al, _, err := c.Allocations().Info(allocID, nil)
+		ts := al.TaskStates["main"]
+		return err == nil && ts != nil && ts.Restarts > before && ts.State == "running"
+	})
+}
+
+func restarts(t *testing.T, c *nomad.Client, allocID string) uint64 {
+	t.Helper()
+	al, _, err := c.Allocations().Info(allocID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts := al.TaskStates["main"]; ts != nil {
+		return ts.Restarts
+	}
+	return 0
+}
