@@ -191,9 +191,6 @@ func (c *Client) opGPUHealth(_ context.Context, args []byte) (any, error) {
 	return &structs.GPUHealthResponse{ID: req.DeviceID, Healthy: req.Healthy, Reason: req.Reason}, nil
 }
 
-// errNotYet marks an operation this build does not serve yet.
-var errNotYet = structs.NewCodedError(structs.CodeBadRequest, "not supported by this client yet")
-
 // allocFS opens an allocation's directory: of an allocation this client
 // runs, or one it ran whose directory is still there.
 func (c *Client) allocFS(allocID string) (*allocfs.FS, *runner, error) {

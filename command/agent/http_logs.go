@@ -109,4 +109,3 @@ func onlyTask(a *structs.Allocation) (string, error) {
 	}
 	return tg.Tasks[0].Name, nil
 }
-

@@ -178,4 +178,3 @@ func (h *httpAPI) writeRPC(w http.ResponseWriter, r *http.Request, method string
 	}
 	return &resp, nil
 }
-

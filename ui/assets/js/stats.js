@@ -1,11 +1,9 @@
-// Live GPU figures (utilisation, memory used, temperature, power) from
-// this agent's client: GET /v1/client/stats and
-// /v1/client/allocation/<id>/stats. Only the agent that runs a node's
-// client can answer for that node; stats are not yet forwarded between
-// agents, so other nodes show "—" with NO_STATS_TIP.
+// Live GPU figures (utilisation, memory used, temperature, power) of any
+// node: GET /v1/client/stats?node_id=<id> and
+// /v1/client/allocation/<id>/stats, which the servers route to the node.
 import { get, poll, isAbort } from './api.js';
 
-export const NO_STATS_TIP = 'Live GPU figures come from the agent running on this node: open the UI on that agent to see them (stats are not forwarded between agents yet).';
+export const NO_STATS_TIP = 'No reading from this node: it is not connected to any server.';
 export const WAIT_TIP = 'Waiting for the first reading from this agent.';
 
 let self = null;

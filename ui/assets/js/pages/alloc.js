@@ -6,7 +6,7 @@ import { html, badge, ago, dateTime, shortId, sortBy } from '../format.js';
 import { setHTML, showError, sectionHandlers, on } from '../dom.js';
 import { jobIDHref, nodeHref } from '../links.js';
 import { LogTail } from '../logtail.js';
-import { selfNodeID, pollStats, byID as statsByID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
+import { pollStats, byID as statsByID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
 
 export default function allocPage(ctx) {
   const { main, signal } = ctx;
@@ -32,16 +32,16 @@ export default function allocPage(ctx) {
   let alloc = null;
   let node = null;
   let nodeAsked = false;
-  // Live GPU figures: polled while the allocation runs on this agent's node.
-  let selfID = null;
+  // Live GPU figures: polled while the allocation runs, on whichever node
+  // (the servers route the request there).
   let stats = null;
   let statsCtl = null;
   const drawGPUs = () => {
-    const tip = selfID && alloc?.NodeID === selfID && !terminal(alloc) ? WAIT_TIP : NO_STATS_TIP;
+    const tip = alloc && !terminal(alloc) ? WAIT_TIP : NO_STATS_TIP;
     renderGPUs($('gpus'), alloc, node, stats, tip);
   };
   const maybeStats = () => {
-    if (!alloc || !selfID || alloc.NodeID !== selfID || signal.aborted) return;
+    if (!alloc || signal.aborted) return;
     if (terminal(alloc)) {
       statsCtl?.abort();
       stats = null;
@@ -53,11 +53,6 @@ export default function allocPage(ctx) {
       onData: (as) => { stats = statsByID(as); drawGPUs(); },
     });
   };
-  selfNodeID().then((nid) => {
-    selfID = nid;
-    maybeStats();
-    if (alloc) drawGPUs();
-  });
   const tail = new LogTail({
     pre: $('log'), status: $('log-status'), errSlot: $('log-err'), signal,
     allocID: () => alloc?.ID || id,

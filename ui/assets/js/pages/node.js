@@ -5,7 +5,7 @@ import { watch } from '../api.js';
 import { html, badge, shortId, dateTime, ago } from '../format.js';
 import { setHTML, sectionHandlers } from '../dom.js';
 import { allocHref, jobIDHref } from '../links.js';
-import { selfNodeID, pollStats, byID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
+import { pollStats, byID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
 
 const LINKS = {
   nvlink: ['NV', 'NVLink'],
@@ -30,18 +30,15 @@ export default function nodePage(ctx) {
   const [nodeDone, allocsDone] = ctx.gate(2);
   let node = null;
   let allocs = null;
-  // stats: live figures by GPU ID, or null; own: this agent runs the node.
+  // stats: live figures by GPU ID, or null; own: polling has started.
   let stats = null;
-  let own = false;
+  let own = false; // set once polling starts
   const draw = () => {
     if (node) renderGPUs(main, node, allocs || [], stats, own ? WAIT_TIP : NO_STATS_TIP);
   };
-  selfNodeID().then((nid) => {
-    if (signal.aborted || !nid || !nid.startsWith(id)) return;
-    own = true;
-    draw();
-    pollStats('/v1/client/stats', { signal, onData: (ns) => { stats = byID(ns); draw(); } });
-  });
+  // Any agent answers for any node: the servers route the request to it.
+  own = true;
+  pollStats(`/v1/client/stats?node_id=${encodeURIComponent(id)}`, { signal, onData: (ns) => { stats = byID(ns); draw(); } });
 
   watch(`/v1/node/${encodeURIComponent(id)}`, {
     signal,
