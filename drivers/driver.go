@@ -94,7 +94,7 @@ type Execer interface {
 	// ExecTask runs opts.Command in the task and blocks until it exits.
 	// A non-zero exit is a result, not an error. The command is killed,
 	// and ExecTask returns promptly, when:
-	//   - ctx ends: the error is ctx.Err();
+	//   - ctx ends: the error wraps ctx.Err();
 	//   - the task exits or is destroyed: the error wraps
 	//     ErrTaskNotRunning.
 	// Errors: an unknown task wraps ErrTaskNotFound, an exited one
@@ -121,7 +121,8 @@ type ExecOptions struct {
 	// arrives on Stdout only and Stderr is unused.
 	TTY bool
 	// Stdin feeds the command's standard input; nil gives it none (it
-	// reads EOF at once). Its EOF closes the command's stdin; with TTY it
+	// reads EOF at once; with TTY the terminal gets ^D at once). Its EOF
+	// closes the command's stdin; with TTY it
 	// is sent as the terminal's EOF character (^D, as Nomad does), which
 	// a program reading lines sees as end of input and one that put the
 	// terminal in raw mode sees as the byte 0x04.

@@ -72,3 +72,24 @@ func TestEnvListSorted(t *testing.T) {
 		}
 	}
 }
+
+func TestExecOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    *ExecOptions
+		wantErr bool
+	}{
+		{"nil", nil, true},
+		{"no command", &ExecOptions{}, true},
+		{"empty argv0", &ExecOptions{Command: []string{""}}, true},
+		{"command", &ExecOptions{Command: []string{"sh"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.opts.Validate()
+			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrInvalidConfig)) {
+				t.Errorf("Validate() = %v, want an ErrInvalidConfig error: %v", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -31,6 +31,9 @@
 // already written. That holds as long as only this driver appends to
 // the logs while the task runs.
 //
+// Exec sessions (drivers.Execer) are Docker execs in the task's
+// container; see exec.go for how one is killed when the caller gives up.
+//
 // It must not decide restarts or know about allocations: see package
 // drivers.
 package docker

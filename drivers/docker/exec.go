@@ -76,7 +76,7 @@ func (t *task) exec(ctx context.Context, opts *drivers.ExecOptions) (*drivers.Ex
 	}
 	created, err := t.api.ExecCreate(ctx, t.containerID, client.ExecCreateOptions{
 		TTY: opts.TTY, ConsoleSize: size, Cmd: opts.Command,
-		AttachStdin: opts.Stdin != nil, AttachStdout: true, AttachStderr: true,
+		AttachStdin: opts.Stdin != nil || opts.TTY, AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return nil, t.notRunning(fmt.Errorf("create exec: %w", err))
@@ -139,8 +139,12 @@ func (s *execSession) run(ctx context.Context) (*drivers.ExecResult, error) {
 		defer close(outDone)
 		s.copyOut()
 	}()
-	if s.opts.Stdin != nil {
+	switch {
+	case s.opts.Stdin != nil:
 		go s.copyIn()
+	case s.opts.TTY:
+		// No input: the terminal's end of input at once.
+		_, _ = s.att.Conn.Write([]byte{eofChar})
 	}
 	if s.opts.Resize != nil {
 		s.helpers.Add(1)
@@ -318,54 +322,83 @@ func (s *execSession) kill() error {
 	if !info.Running || info.PID <= 0 {
 		return nil
 	}
-	cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", info.PID))
-	if err != nil || !strings.Contains(string(cg), s.task.containerID) {
+	if !inContainer(info.PID, s.task.containerID) {
 		return fmt.Errorf("exec process %d is not visible in the container's cgroup from this host", info.PID)
 	}
 	for _, pid := range processTree(info.PID) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+		if pid == info.PID || inContainer(pid, s.task.containerID) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 	return nil
 }
 
-// processTree lists root and its descendants, from /proc.
-func processTree(root int) []int {
-	children := map[int][]int{}
-	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range paths {
-		pid, ppid, ok := readStat(p)
-		if ok {
-			children[ppid] = append(children[ppid], pid)
-		}
-	}
-	tree := []int{root}
-	for i := 0; i < len(tree); i++ {
-		tree = append(tree, children[tree[i]]...)
-	}
-	return tree
+// inContainer reports whether /proc/<pid>/cgroup names the container.
+func inContainer(pid int, containerID string) bool {
+	cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	return err == nil && strings.Contains(string(cg), containerID)
 }
 
-// readStat reads a /proc/<pid>/stat file's PID and parent PID.
-func readStat(path string) (pid, ppid int, ok bool) {
+// processTree lists root and the processes it started: its descendants
+// and the members of its process group and session (which stay members
+// when an exit re-parents them).
+func processTree(root int) []int {
+	children := map[int][]int{}
+	tree := []int{root}
+	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range paths {
+		st, ok := readStat(p)
+		if !ok || st.pid == root {
+			continue
+		}
+		children[st.ppid] = append(children[st.ppid], st.pid)
+		if st.pgrp == root || st.session == root {
+			tree = append(tree, st.pid)
+		}
+	}
+	seen := map[int]bool{}
+	for i := 0; i < len(tree); i++ {
+		if seen[tree[i]] {
+			continue
+		}
+		seen[tree[i]] = true
+		tree = append(tree, children[tree[i]]...)
+	}
+	out := make([]int, 0, len(seen))
+	for pid := range seen {
+		out = append(out, pid)
+	}
+	return out
+}
+
+// procStat is what processTree reads from /proc/<pid>/stat.
+type procStat struct{ pid, ppid, pgrp, session int }
+
+func readStat(path string) (procStat, bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	defer f.Close()
 	line, err := bufio.NewReader(f).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, 0, false
+		return procStat{}, false
 	}
-	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	// pid (comm) state ppid pgrp session ...; comm may hold spaces and
+	// parentheses.
 	lp, rp := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
 	if lp < 0 || rp < lp {
-		return 0, 0, false
+		return procStat{}, false
 	}
 	fields := strings.Fields(line[rp+1:])
-	pid, err1 := strconv.Atoi(strings.TrimSpace(line[:lp]))
-	if len(fields) < 2 || err1 != nil {
-		return 0, 0, false
+	if len(fields) < 4 {
+		return procStat{}, false
 	}
-	ppid, err2 := strconv.Atoi(fields[1])
-	return pid, ppid, err2 == nil
+	var st procStat
+	var errs [4]error
+	st.pid, errs[0] = strconv.Atoi(strings.TrimSpace(line[:lp]))
+	st.ppid, errs[1] = strconv.Atoi(fields[1])
+	st.pgrp, errs[2] = strconv.Atoi(fields[2])
+	st.session, errs[3] = strconv.Atoi(fields[3])
+	return st, errors.Join(errs[:]...) == nil
 }

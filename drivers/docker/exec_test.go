@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,5 +158,34 @@ func TestExecInContainer(t *testing.T) {
 	want := info.Container.Config.Hostname + "\n" + "sleep\x001000\x00"
 	if got := out.String(); got != want {
 		t.Errorf("exec'd command sees hostname and PID 1 %q, want the container's %q", got, want)
+	}
+}
+
+// TestProcessTree: what ctx's end kills is the exec's process and every
+// process it started, found in /proc.
+func TestProcessTree(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}()
+	var child int
+	if _, err := fmt.Fscan(stdout, &child); err != nil {
+		t.Fatal(err)
+	}
+	tree := processTree(cmd.Process.Pid)
+	sort.Ints(tree)
+	want := []int{cmd.Process.Pid, child}
+	sort.Ints(want)
+	if fmt.Sprint(tree) != fmt.Sprint(want) {
+		t.Errorf("processTree(%d) = %v, want %v", cmd.Process.Pid, tree, want)
 	}
 }

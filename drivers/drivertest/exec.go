@@ -227,11 +227,23 @@ func (x *execSuite) testTTY(t *testing.T, d drivers.Driver) {
 
 func (x *execSuite) testTTYStdinEOF(t *testing.T, d drivers.Driver) {
 	cfg, e := x.running(t, d, nil)
-	// cat exits only when the terminal delivers the end of input.
-	out := run(t, e, cfg.ID, drivers.ExecOptions{Command: []string{"cat"}, TTY: true, Stdin: strings.NewReader("via-tty\n")})
-	out.wantCode(t, 0)
-	if !strings.Contains(out.stdout, "via-tty") {
-		t.Errorf("stdout = %q, want the input echoed", out.stdout)
+	tests := []struct {
+		name  string
+		stdin io.Reader
+		want  string
+	}{
+		{"input", strings.NewReader("via-tty\n"), "via-tty"},
+		{"nil is EOF", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// cat exits only when the terminal delivers the end of input.
+			out := run(t, e, cfg.ID, drivers.ExecOptions{Command: []string{"cat"}, TTY: true, Stdin: tt.stdin})
+			out.wantCode(t, 0)
+			if !strings.Contains(out.stdout, tt.want) {
+				t.Errorf("stdout = %q, want the input echoed", out.stdout)
+			}
+		})
 	}
 }
 
@@ -339,7 +351,7 @@ func (x *execSuite) testCancelKills(t *testing.T, d drivers.Driver) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("the exec'd shell's child (sleep %s) still runs after cancel", marker)
+					t.Fatalf("the exec'd shell or its child (sleep %s) still runs after cancel (ExecTask: %v); command lines:\n%q", marker, r.err, ps.stdout)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}

@@ -31,6 +31,17 @@
 // then tasks run like raw_exec (process group only) and Fingerprint and
 // the task handle's State["isolation"] say so.
 //
+// Exec sessions (drivers.Execer, `alloc exec`) of an isolated task are
+// started by the task's init, so the command is inside the task's PID and
+// mount namespaces and its cgroup (the task's limits count it), runs as
+// the task's user with the task's environment and dir, and is looked up
+// in the task's PATH as the task sees the filesystem; the agent never
+// enters the namespaces itself (setns of a mount namespace is refused to
+// a multithreaded Go process). See execinit_linux.go. A fallback task's
+// sessions run like raw_exec's, as the task does. A session's command
+// has a process group of its own: what it leaves there dies when it
+// exits, and all of it when the caller's ctx ends or the task ends.
+//
 // The init is this binary itself: Start runs /proc/self/exe with an
 // environment marker that the package's init function recognises, so any
 // binary that builds the driver can run its tasks (see init_linux.go).

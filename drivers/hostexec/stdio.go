@@ -114,8 +114,13 @@ func (s *Stdio) Start() {
 		s.copyOut(stdout, s.outR[0])
 		s.copyOut(stderr, s.outR[1])
 	}
-	if s.opts.Stdin != nil {
+	switch {
+	case s.opts.Stdin != nil:
 		go s.copyIn()
+	case s.opts.TTY:
+		// No input: the terminal's end of input at once, as /dev/null
+		// gives without one.
+		_, _ = s.master.Write([]byte{eofChar})
 	}
 	if s.opts.Resize != nil {
 		go s.resize()
