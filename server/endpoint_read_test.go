@@ -455,8 +455,8 @@ func TestReads_OverTCP(t *testing.T) {
 		t.Errorf("Eval.List over TCP: %+v, %v", empty, err)
 	}
 	var alloc structs.SingleAllocResponse
-	err := conn.Call(structs.RPCAllocGetAlloc, &structs.AllocSpecificRequest{AllocID: "ffff"}, &alloc)
-	if err == nil || err.Error() != `allocation "ffff" not found` {
+	err := structs.DecodeRPCError(conn.Call(structs.RPCAllocGetAlloc, &structs.AllocSpecificRequest{AllocID: "ffff"}, &alloc))
+	if err == nil || err.Error() != `allocation "ffff" not found` || !errors.Is(err, structs.ErrNotFound) {
 		t.Errorf("Alloc.GetAlloc of an unknown ID over TCP: %v", err)
 	}
 	var gpus structs.GPUSummaryResponse
