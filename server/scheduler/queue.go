@@ -47,12 +47,14 @@ func newQueueGate(st QueueState, plan *structs.Plan, job *structs.Job) *queueGat
 // Admit implements feasible.Gate: the GPUs of the victims of the job's
 // own queue are taken off its usage first (they stop with the placement).
 func (g *queueGate) Admit(o *feasible.Option, victims []*structs.Allocation, m *structs.AllocMetric) (*feasible.Option, func(), error) {
-	noop := func() {}
 	if o == nil || g.job == nil || (len(victims) == 0 && gpuShare(o.Resources) == 0) {
-		return o, noop, nil
+		return o, nil, nil
 	}
 	if err := g.load(); err != nil {
 		return nil, nil, err
+	}
+	if g.queue == nil {
+		return o, nil, nil // queues do not apply: nothing counted
 	}
 	before := g.used
 	undo := func() { g.used = before }
@@ -61,7 +63,7 @@ func (g *queueGate) Admit(o *feasible.Option, victims []*structs.Allocation, m *
 		return admitted, undo, nil
 	}
 	undo()
-	return nil, noop, nil
+	return nil, nil, nil
 }
 
 // admit returns option when placing it keeps the job's queue within its

@@ -46,10 +46,13 @@ func newQuotaGate(st quotaReader, plan *structs.Plan, job *structs.Job) *quotaGa
 // quota is taken off first (they stop with the placement).
 func (g *quotaGate) Admit(o *feasible.Option, victims []*structs.Allocation, m *structs.AllocMetric) (*feasible.Option, func(), error) {
 	if o == nil || g.job == nil {
-		return o, func() {}, nil
+		return o, nil, nil
 	}
 	if err := g.load(); err != nil {
 		return nil, nil, err
+	}
+	if g.name == "" {
+		return o, nil, nil // nothing caps the job: nothing counted
 	}
 	before := g.used
 	undo := func() { g.used = before }
@@ -67,9 +70,6 @@ func (g *quotaGate) Admit(o *feasible.Option, victims []*structs.Allocation, m *
 // credit takes off the quota's usage what victims, allocations a
 // placement is about to preempt, count against it.
 func (g *quotaGate) credit(victims []*structs.Allocation) error {
-	if g.name == "" {
-		return nil
-	}
 	for _, v := range victims {
 		c, err := g.st.QuotaChargeOf(v.ID)
 		if err != nil {

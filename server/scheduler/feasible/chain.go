@@ -37,7 +37,7 @@ type Preempter interface {
 // Admit returns o when placing it keeps the gate's limit, counting it
 // (what victims, the allocations o preempts, held is given back first),
 // or nil with the reason recorded in m; undo takes back what the call
-// counted, for when a later gate refuses o.
+// counted, for when a later gate refuses o (nil: nothing was counted).
 type Gate interface {
 	Admit(o *Option, victims []*structs.Allocation, m *structs.AllocMetric) (admitted *Option, undo func(), err error)
 }
@@ -295,7 +295,8 @@ func (s *Stack) Admit(option *Option, victims []*structs.Allocation, m *structs.
 	if option == nil {
 		return nil, nil
 	}
-	undos := make([]func(), 0, len(s.gates))
+	var buf [2]func()
+	undos := buf[:0]
 	for _, g := range s.gates {
 		next, undo, err := g.Admit(option, victims, m)
 		if err != nil || next == nil {
@@ -304,7 +305,9 @@ func (s *Stack) Admit(option *Option, victims []*structs.Allocation, m *structs.
 			}
 			return nil, err
 		}
-		undos = append(undos, undo)
+		if undo != nil {
+			undos = append(undos, undo)
+		}
 		option = next
 	}
 	return option, nil
