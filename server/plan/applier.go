@@ -34,6 +34,17 @@ type Option func(*Applier)
 // WithNow sets the clock used to stamp allocations.
 func WithNow(now func() time.Time) Option { return func(a *Applier) { a.now = now } }
 
+// Check re-checks a plan against a snapshot of the latest state and
+// returns one verdict per node of the plan, sorted by node ID, as
+// Evaluate does.
+type Check func(st State, plan *structs.Plan) ([]Verdict, error)
+
+// WithCheck makes the applier re-check plans with c instead of Evaluate:
+// the scheduler's test harness wraps Evaluate to refuse nodes at will
+// and to record the verdicts. Whatever c returns, an AllAtOnce plan
+// commits whole or not at all.
+func WithCheck(c Check) Option { return func(a *Applier) { a.check = c } }
+
 // request is a plan waiting for the run loop.
 type request struct {
 	plan *structs.Plan
@@ -52,6 +63,7 @@ type Applier struct {
 	state  StateSource
 	logger hclog.Logger
 	now    func() time.Time
+	check  Check
 	queue  chan *request
 
 	plans, partial, rejected atomic.Uint64
@@ -80,7 +92,7 @@ func NewApplier(raft Raft, st StateSource, logger hclog.Logger, opts ...Option) 
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	a := &Applier{raft: raft, state: st, logger: logger, now: time.Now, queue: make(chan *request)}
+	a := &Applier{raft: raft, state: st, logger: logger, now: time.Now, check: Evaluate, queue: make(chan *request)}
 	for _, o := range opts {
 		o(a)
 	}
@@ -130,10 +142,11 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
 	}
-	verdicts, err := Evaluate(snap, plan)
+	verdicts, err := a.check(snap, plan)
 	if err != nil {
 		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
 	}
+	verdicts = allAtOnce(plan, verdicts)
 	now := a.now().UnixNano()
 	result, allocs, ended := Accept(plan, verdicts, now)
 	for _, v := range verdicts {

@@ -66,6 +66,12 @@ type harness struct {
 
 func newHarness(t *testing.T, nodes ...*structs.Node) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil, nodes...)
+}
+
+// newHarnessWith is newHarness with applier options added.
+func newHarnessWith(t *testing.T, opts []Option, nodes ...*structs.Node) *harness {
+	t.Helper()
 	store, err := state.NewStateStore()
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +85,7 @@ func newHarness(t *testing.T, nodes ...*structs.Node) *harness {
 		h.raft.write(t, func(i uint64) error { return store.UpsertNode(i, n) })
 	}
 	now := time.Unix(1700000000, 0)
-	h.applier = NewApplier(h.raft, store, nil, WithNow(func() time.Time { return now }))
+	h.applier = NewApplier(h.raft, store, nil, append([]Option{WithNow(func() time.Time { return now })}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -369,5 +375,40 @@ func TestApplier_AllocMustNameItsPlanNode(t *testing.T) {
 	}
 	if b, _ := h.raft.store.AllocByID(nil, "b"); b != nil {
 		t.Errorf("alloc b committed on %s", b.NodeID)
+	}
+}
+
+func TestApplier_WithCheckKeepsAllAtOnce(t *testing.T) {
+	// The check refuses n2 alone; an all-at-once plan then commits
+	// nothing, a plain one commits n1.
+	refuse := func(st State, p *structs.Plan) ([]Verdict, error) {
+		verdicts, err := Evaluate(st, p)
+		for i := range verdicts {
+			if verdicts[i].NodeID == "n2" {
+				verdicts[i].Reason = "refused by the check"
+			}
+		}
+		return verdicts, err
+	}
+	tests := []struct {
+		name      string
+		allAtOnce bool
+		committed []string
+	}{
+		{name: "all at once", allAtOnce: true, committed: nil},
+		{name: "plain", allAtOnce: false, committed: []string{"a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarnessWith(t, []Option{WithCheck(refuse)}, gpuNode("n1", 1), gpuNode("n2", 1))
+			res := h.submit(t, &structs.Plan{EvalID: "e", AllAtOnce: tt.allAtOnce,
+				NodeAllocation: placements(h.alloc("a", "n1", 1000), h.alloc("b", "n2", 1000))})
+			if got := committedIDs(res); !slices.Equal(got, tt.committed) {
+				t.Errorf("committed: got %v, want %v", got, tt.committed)
+			}
+			if res.RefreshIndex == 0 {
+				t.Errorf("RefreshIndex: got 0, want the snapshot's index after a refusal")
+			}
+		})
 	}
 }

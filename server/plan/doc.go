@@ -7,6 +7,10 @@
 // the result with a RefreshIndex so the scheduler retries from newer state.
 //
 // Evaluate is the pure core (state in, verdicts out); Applier adds the
-// queue and the Raft commit. The package reads state but never writes it
-// except through Raft, and knows nothing of RPC or the eval broker.
+// queue and the Raft commit. Its seams are the Raft it commits through and
+// the Check it re-checks with (Evaluate unless WithCheck): the scheduler's
+// test harness (schedtest) drives the real Applier with a Raft that
+// writes its state store directly and a Check that wraps Evaluate. The
+// package reads state but never writes it except through Raft, and knows
+// nothing of RPC or the eval broker.
 package plan

@@ -10,8 +10,10 @@ import (
 )
 
 // placer adds placements to a plan, one at a time, each seeing the
-// allocations the plan already stops and places. It is the feasible.View
-// of the plan so far: node usage comes from the state store's usage table
+// allocations the plan already stops and places: it orchestrates, and
+// each group's feasible.Stack (built in feasible.NewStack, with the
+// scheduler's stages from stack.go) decides. It is the feasible.View of
+// the plan so far: node usage comes from the state store's usage table
 // (one lookup per node), adjusted on the nodes the plan touches.
 type placer struct {
 	state State
@@ -34,18 +36,18 @@ type placer struct {
 	preemption bool
 	// held are the nodes whose free GPUs other waiting gangs hold against
 	// this job; own is the job's own reservation (reserve.go).
-	held    map[string]*structs.Reservation
+	held    holds
 	own     *structs.Reservation
 	dropped map[string]bool // groups of gangs held back (gang.go)
-	quota   quotaGate       // the namespace's quota (quota.go)
-	queue   queueGate       // the job's fair-share queue (queue.go)
+	quota   *quotaGate      // the namespace's quota (quota.go)
+	queue   *queueGate      // the job's fair-share queue (queue.go)
 	errWalk error
 }
 
 var _ feasible.View = (*placer)(nil)
 
-// newPlacer returns a placer for plan, whose stops must all be in
-// place; jobAllocs are the job's allocations in state.
+// newPlacer returns a placer for plan (of plan.Job), whose stops must all
+// be in place; jobAllocs are the job's allocations in state.
 func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now func() time.Time, jobAllocs []*structs.Allocation) (*placer, error) {
 	p := &placer{
 		state: state, plan: plan, eval: eval, now: now,
@@ -54,6 +56,8 @@ func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now fu
 		touched:   map[string]*structs.NodeUsage{},
 		nodes:     map[string]*structs.Node{},
 		ordered:   map[feasible.Order]*stateOrder{},
+		quota:     newQuotaGate(state, plan, plan.Job),
+		queue:     newQueueGate(state, plan, plan.Job),
 	}
 	for _, stops := range plan.NodeUpdate {
 		for _, a := range stops {
@@ -285,18 +289,9 @@ func (p *placer) Below(order feasible.Order, limit int, fn func(*structs.Node, *
 	return err
 }
 
-// Usage implements feasible.View.
+// Usage implements feasible.View: the node's usage with the plan applied
+// (a reservation's hold is the stack's reservation stage).
 func (p *placer) Usage(n *structs.Node) *structs.NodeUsage {
-	u := p.rawUsage(n)
-	if r := p.held[n.ID]; r != nil {
-		return u.Hold(r.JobID, r.HeldOn(n.ID))
-	}
-	return u
-}
-
-// rawUsage is the node's usage with the plan applied, before any
-// reservation holds its GPUs.
-func (p *placer) rawUsage(n *structs.Node) *structs.NodeUsage {
 	if u, ok := p.touched[n.ID]; ok {
 		return u
 	}
@@ -362,23 +357,14 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 		}
 		start := p.now()
 		stack.Penalize(p.failedOn[pl.name])
-		option, metric, err := stack.Select(p)
+		option, victims, metric, err := stack.Place(p)
 		if err == nil {
 			err = p.errWalk
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		var victims []*structs.Allocation
-		if option == nil && p.preemption {
-			if option, victims, err = p.preempt(job, stack); err != nil {
-				return nil, nil, err
-			}
-		}
 		metric.AllocationTime = p.now().Sub(start)
-		if option, err = p.admit(job, option, victims, metric); err != nil {
-			return nil, nil, err
-		}
 		if option == nil {
 			if failed == nil {
 				failed = map[string]*structs.AllocMetric{}
@@ -393,74 +379,6 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 		}
 	}
 	return failed, queued, nil
-}
-
-// admit runs the namespace's quota and the queue's share over option,
-// crediting what the victims it preempts give back; it returns nil when
-// either refuses (their usage as it was).
-func (p *placer) admit(job *structs.Job, option *feasible.Option, victims []*structs.Allocation, metric *structs.AllocMetric) (*feasible.Option, error) {
-	undoQuota, err := p.quota.credit(p.state, p.plan, job, victims)
-	if err != nil {
-		return nil, err
-	}
-	undoQueue, err := p.queue.credit(p.state, p.plan, job, victims)
-	if err != nil {
-		return nil, err
-	}
-	if option, err = p.quota.admit(p.state, p.plan, job, option, metric); err != nil || option == nil {
-		undoQuota()
-		undoQueue()
-		return nil, err
-	}
-	if option, err = p.queue.admit(p.state, p.plan, job, option, metric); err != nil || option == nil {
-		undoQuota()
-		undoQueue()
-		return nil, err
-	}
-	return option, nil
-}
-
-// newStack builds the group's stack with the options that need the job's
-// allocations: distinct_property and spread.
-func (p *placer) newStack(job *structs.Job, tg *structs.TaskGroup, props *feasible.DistinctProperties) (*feasible.Stack, error) {
-	opts := slices.Clip(p.stack)
-	if f := props.Filter(tg); f != nil {
-		opts = append(opts, feasible.WithCandidateFilter(f))
-	}
-	if len(job.Spreads)+len(tg.Spreads) > 0 {
-		var live []*structs.Node
-		for nodeID, allocs := range p.jobAllocs {
-			n, err := p.state.NodeByID(nil, nodeID)
-			if err != nil {
-				return nil, fmt.Errorf("read node %s: %w", nodeID, err)
-			}
-			for _, a := range allocs {
-				if a.TaskGroup == tg.Name && n != nil {
-					live = append(live, n)
-				}
-			}
-		}
-		opts = append(opts, feasible.WithSpreadLive(live))
-	}
-	return feasible.NewStack(job, tg, p.eval.ID, opts...), nil
-}
-
-// distinctProperties counts the job's allocations per distinct_property
-// attribute value, for every group's stack to share.
-func (p *placer) distinctProperties(job *structs.Job) (*feasible.DistinctProperties, error) {
-	var live []*structs.Allocation
-	for _, allocs := range p.jobAllocs {
-		live = append(live, allocs...)
-	}
-	var nodeErr error
-	props := feasible.NewDistinctProperties(job, live, func(id string) *structs.Node {
-		n, err := p.state.NodeByID(nil, id)
-		if err != nil && nodeErr == nil {
-			nodeErr = fmt.Errorf("read node %s: %w", id, err)
-		}
-		return n
-	})
-	return props, nodeErr
 }
 
 func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Option, metric *structs.AllocMetric) *structs.Allocation {

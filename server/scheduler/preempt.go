@@ -32,7 +32,17 @@ func (pr *preemption) cost(o *preemption) int {
 		cmp.Compare(pr.node.ID, o.node.ID))
 }
 
-// preempt finds, when a placement fits nowhere as things are, the node
+// preempter is the preemption stage (feasible.Preempter) of a job's
+// placements, over the placer's view of the plan so far.
+type preempter struct {
+	p   *placer
+	job *structs.Job
+}
+
+var _ feasible.Preempter = preempter{}
+
+// Preempt implements feasible.Preempter: it finds, when a placement fits
+// nowhere as things are, the node
 // where it fits by stopping the smallest set of allocations that it may
 // preempt (structs.CanPreempt: other jobs, preemptible, at least
 // structs.PreemptionPriorityDelta lower in priority; or, whatever the
@@ -42,12 +52,13 @@ func (pr *preemption) cost(o *preemption) int {
 // allocation; the plan applier then evaluates their jobs, so they are
 // replaced when room comes back. It returns nil when no set of victims
 // makes room.
-func (p *placer) preempt(job *structs.Job, stack *feasible.Stack) (*feasible.Option, []*structs.Allocation, error) {
+func (pe preempter) Preempt(stack *feasible.Stack) (*feasible.Option, []*structs.Allocation, error) {
+	p, job := pe.p, pe.job
 	below, err := p.anyBelow(job.Priority - structs.PreemptionPriorityDelta)
 	if err != nil {
 		return nil, nil, err
 	}
-	reclaim, err := p.queue.mayReclaim(p.state, p.plan, job)
+	reclaim, err := p.queue.mayReclaim()
 	if err != nil || (!below && !reclaim) {
 		return nil, nil, err
 	}
@@ -60,7 +71,7 @@ func (p *placer) preempt(job *structs.Job, stack *feasible.Stack) (*feasible.Opt
 		if !n.Ready() {
 			continue
 		}
-		pr, err := p.preemptOn(job, stack, n)
+		pr, err := pe.preemptOn(stack, n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -71,32 +82,20 @@ func (p *placer) preempt(job *structs.Job, stack *feasible.Stack) (*feasible.Opt
 	if best == nil {
 		return nil, nil, nil
 	}
-	option := stack.SelectOn(p, best.node, p.usageWithout(best.node, best.victims))
+	option := stack.SelectOn(p, best.node, pe.usageWithout(best.node, best.victims))
 	if option == nil {
 		return nil, nil, fmt.Errorf("preempt on node %s: the placement no longer fits", best.node.ID)
 	}
 	return option, best.victims, nil
 }
 
-// PriorityReader is the optional part of a State that counts live
-// allocations per job priority (*state.StateSnapshot has it), so a
-// placement knows without a walk over the nodes that nothing is low
-// enough to preempt.
-type PriorityReader interface {
-	LivePriorities() (map[int]int, error)
-}
-
 // anyBelow reports whether some live allocation has a priority of at most
-// prio (true when the state cannot tell).
+// prio.
 func (p *placer) anyBelow(prio int) (bool, error) {
 	if prio < structs.JobMinPriority {
 		return false, nil
 	}
-	r, ok := p.state.(PriorityReader)
-	if !ok {
-		return true, nil
-	}
-	counts, err := r.LivePriorities()
+	counts, err := p.state.LivePriorities()
 	if err != nil {
 		return false, fmt.Errorf("read live priorities: %w", err)
 	}
@@ -112,7 +111,8 @@ func (p *placer) anyBelow(prio int) (bool, error) {
 // placement fit, or nil. Candidates are tried lowest priority first, those
 // holding the most GPUs first among equals, until it fits; then each
 // victim is given back if the placement still fits without taking it.
-func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.Node) (*preemption, error) {
+func (pe preempter) preemptOn(stack *feasible.Stack, n *structs.Node) (*preemption, error) {
+	p, job := pe.p, pe.job
 	allocs, err := p.state.AllocsByNode(nil, n.ID)
 	if err != nil {
 		return nil, fmt.Errorf("read allocs of node %s: %w", n.ID, err)
@@ -125,7 +125,7 @@ func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.N
 		}
 		ok := structs.CanPreempt(job, a)
 		if !ok {
-			if ok, err = p.queue.reclaims(p.state, p.plan, job, gpus, a); err != nil {
+			if ok, err = p.queue.reclaims(gpus, a); err != nil {
 				return nil, err
 			}
 		}
@@ -148,7 +148,7 @@ func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.N
 	fits := false
 	for _, v := range candidates {
 		victims = append(victims, v)
-		if stack.FitsOn(p, n, p.usageWithout(n, victims)) {
+		if stack.FitsOn(p, n, pe.usageWithout(n, victims)) {
 			fits = true
 			break
 		}
@@ -159,27 +159,24 @@ func (p *placer) preemptOn(job *structs.Job, stack *feasible.Stack, n *structs.N
 	// Give back victims the placement does not need, latest first.
 	for i := len(victims) - 2; i >= 0; i-- {
 		without := slices.Delete(slices.Clone(victims), i, i+1)
-		if stack.FitsOn(p, n, p.usageWithout(n, without)) {
+		if stack.FitsOn(p, n, pe.usageWithout(n, without)) {
 			victims = without
 		}
 	}
-	if !p.queue.reclaimable(job, victims) {
+	if !p.queue.reclaimable(victims) {
 		return nil, nil
 	}
 	return &preemption{node: n, victims: victims}, nil
 }
 
 // usageWithout is the node's usage (the plan so far applied) less what
-// the victims hold.
-func (p *placer) usageWithout(n *structs.Node, victims []*structs.Allocation) *structs.NodeUsage {
-	u := p.rawUsage(n).Copy()
+// the victims hold; the stack's reservation stage applies to it.
+func (pe preempter) usageWithout(n *structs.Node, victims []*structs.Allocation) *structs.NodeUsage {
+	u := pe.p.Usage(n).Copy()
 	for _, v := range victims {
 		u.Add(v, -1)
 	}
 	u.Refresh(n)
-	if r := p.held[n.ID]; r != nil {
-		return u.Hold(r.JobID, r.HeldOn(n.ID))
-	}
 	return u
 }
 

@@ -8,19 +8,6 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// QueueReader is the optional part of a State that holds fair-share
-// queues (server/state/queue*.go). *state.StateSnapshot satisfies it; a
-// State without it has no queues, and nothing is held back.
-type QueueReader interface {
-	// Queues returns the queues, the implicit "default" included.
-	Queues() ([]*structs.Queue, error)
-	// QueueUsage returns, per queue, the GPUs its live allocations hold
-	// and how many of its jobs wait in a blocked evaluation.
-	QueueUsage() (map[string]structs.QueueUsage, error)
-	// ClusterGPUs counts the healthy GPUs of ready, eligible nodes.
-	ClusterGPUs() (int, error)
-}
-
 // queueGate admits GPU placements so that, while GPUs are contended, each
 // queue's share of them follows its weight: a queue may always use its
 // guaranteed GPUs and never more than its maximum; beyond what it is
@@ -30,9 +17,14 @@ type QueueReader interface {
 // share (idle capacity is lent, not kept idle). GPUs are the dominant
 // resource of a GPU job, so the share is counted in GPUs (slices by their
 // compute share); placements without GPUs are not held back. Like
-// quotaGate, the zero value is ready and reads state at the first GPU
-// placement.
+// quotaGate, it reads state at the first GPU placement. It is the queue
+// admission stage (feasible.Gate) and tells the preemption stage which
+// allocations a queue below its guarantee may reclaim.
 type queueGate struct {
+	st   QueueState
+	plan *structs.Plan
+	job  *structs.Job
+
 	loaded bool
 	queue  *structs.Queue // the job's queue; nil when queues do not apply
 	used   float64        // GPUs the queue holds, the plan applied
@@ -44,50 +36,68 @@ type queueGate struct {
 	usage  map[string]structs.QueueUsage
 }
 
-// admit returns option when placing it keeps the job's queue within its
-// share, and counts it; otherwise it records why in metric's Queue and
-// returns nil. A nil option is returned as is.
-func (g *queueGate) admit(st State, plan *structs.Plan, job *structs.Job, option *feasible.Option, metric *structs.AllocMetric) (*feasible.Option, error) {
-	if option == nil || job == nil {
-		return option, nil
+var _ feasible.Gate = (*queueGate)(nil)
+
+// newQueueGate returns the queue gate for job's placements in plan (job
+// nil: every option passes).
+func newQueueGate(st QueueState, plan *structs.Plan, job *structs.Job) *queueGate {
+	return &queueGate{st: st, plan: plan, job: job}
+}
+
+// Admit implements feasible.Gate: the GPUs of the victims of the job's
+// own queue are taken off its usage first (they stop with the placement).
+func (g *queueGate) Admit(o *feasible.Option, victims []*structs.Allocation, m *structs.AllocMetric) (*feasible.Option, func(), error) {
+	if o == nil || g.job == nil || (len(victims) == 0 && gpuShare(o.Resources) == 0) {
+		return o, nil, nil
 	}
-	gpus := gpuShare(option.Resources)
-	if gpus == 0 {
-		return option, nil
-	}
-	if err := g.load(st, plan, job); err != nil {
-		return nil, err
+	if err := g.load(); err != nil {
+		return nil, nil, err
 	}
 	if g.queue == nil {
-		return option, nil
+		return o, nil, nil // queues do not apply: nothing counted
+	}
+	before := g.used
+	undo := func() { g.used = before }
+	g.credit(victims)
+	if admitted := g.admit(o, m); admitted != nil {
+		return admitted, undo, nil
+	}
+	undo()
+	return nil, nil, nil
+}
+
+// admit returns option when placing it keeps the job's queue within its
+// share, and counts it; otherwise it records why in metric's Queue and
+// returns nil. The gate is loaded.
+func (g *queueGate) admit(option *feasible.Option, metric *structs.AllocMetric) *feasible.Option {
+	gpus := gpuShare(option.Resources)
+	if gpus == 0 || g.queue == nil {
+		return option
 	}
 	q, after := g.queue, g.used+gpus
 	const slack = 1e-9
 	switch {
 	case q.MaxGPUs > 0 && after > float64(q.MaxGPUs)+slack:
 		metric.Queue = fmt.Sprintf("queue %q is at its maximum of %d GPUs (holds %s)", q.Name, q.MaxGPUs, gpuCount(g.used))
-		return nil, nil
+		return nil
 	case after <= float64(q.GuaranteedGPUs)+slack, after <= g.fair+slack, g.starved == "":
 	default:
 		metric.Queue = fmt.Sprintf("queue %q holds %s GPUs, its fair share is %s, and queue %q waits below its own",
 			q.Name, gpuCount(g.used), gpuCount(g.fair), g.starved)
-		return nil, nil
+		return nil
 	}
 	g.used = after
-	return option, nil
+	return option
 }
 
 // load reads (once) the queues, their usage and the cluster's GPUs, and works
 // out the job's queue's share.
-func (g *queueGate) load(st State, plan *structs.Plan, job *structs.Job) error {
+func (g *queueGate) load() error {
 	if g.loaded {
 		return nil
 	}
 	g.loaded = true
-	r, ok := st.(QueueReader)
-	if !ok {
-		return nil
-	}
+	r, plan, job := g.st, g.plan, g.job
 	queues, err := r.Queues()
 	if err != nil {
 		return fmt.Errorf("read queues: %w", err)
@@ -133,8 +143,8 @@ func (g *queueGate) load(st State, plan *structs.Plan, job *structs.Job) error {
 // victim to get back guaranteed capacity: job's queue stays within its
 // guaranteed GPUs with the placement, and victim's queue holds more than
 // its own guarantee (it borrowed what it holds), whatever the priorities.
-func (g *queueGate) reclaims(st State, plan *structs.Plan, job *structs.Job, gpus float64, victim *structs.Allocation) (bool, error) {
-	if err := g.load(st, plan, job); err != nil {
+func (g *queueGate) reclaims(gpus float64, victim *structs.Allocation) (bool, error) {
+	if err := g.load(); err != nil {
 		return false, err
 	}
 	if g.queue == nil || victim.Job == nil || gpus == 0 || g.used+gpus > float64(g.queue.GuaranteedGPUs)+1e-9 {
@@ -160,7 +170,8 @@ func (g *queueGate) borrowed(queue string) float64 {
 // reclaimable reports whether the victims that other queues give back
 // (those job could not preempt by priority) stay within what each of
 // those queues borrowed.
-func (g *queueGate) reclaimable(job *structs.Job, victims []*structs.Allocation) bool {
+func (g *queueGate) reclaimable(victims []*structs.Allocation) bool {
+	job := g.job
 	taken := map[string]float64{}
 	for _, v := range victims {
 		if !structs.CanPreempt(job, v) && v.Job != nil {
@@ -175,27 +186,18 @@ func (g *queueGate) reclaimable(job *structs.Job, victims []*structs.Allocation)
 	return true
 }
 
-// credit takes off the job's queue's usage what victims of that queue, a
-// placement is about to preempt, hold (they stop with it), and returns
-// the function that puts it back if the placement is not made after all.
-func (g *queueGate) credit(st State, plan *structs.Plan, job *structs.Job, victims []*structs.Allocation) (undo func(), err error) {
-	undo = func() {}
-	if len(victims) == 0 || job == nil {
-		return undo, nil
-	}
-	if err := g.load(st, plan, job); err != nil {
-		return undo, err
-	}
+// credit takes off the job's queue's usage what victims of that queue,
+// a placement is about to preempt, hold (they stop with it). The gate is
+// loaded.
+func (g *queueGate) credit(victims []*structs.Allocation) {
 	if g.queue == nil {
-		return undo, nil
+		return
 	}
-	before := g.used
 	for _, v := range victims {
 		if v.Job != nil && queueOf(v.Job) == g.queue.Name {
 			g.used -= gpuShare(v.AllocatedResources)
 		}
 	}
-	return func() { g.used = before }, nil
 }
 
 // preempted takes the victim's GPUs off its queue's usage.
@@ -211,8 +213,8 @@ func (g *queueGate) preempted(victim *structs.Allocation) {
 
 // mayReclaim reports whether job's queue is below its guarantee, so its
 // placements may reclaim borrowed GPUs (reclaims says which).
-func (g *queueGate) mayReclaim(st State, plan *structs.Plan, job *structs.Job) (bool, error) {
-	if err := g.load(st, plan, job); err != nil {
+func (g *queueGate) mayReclaim() (bool, error) {
+	if err := g.load(); err != nil {
 		return false, err
 	}
 	return g.queue != nil && g.used < float64(g.queue.GuaranteedGPUs), nil

@@ -10,24 +10,16 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// QuotaState is what the quota check reads: a namespace's quota and what
-// the namespaces under that quota hold (server/state/quota.go). It is
-// satisfied by *state.StateSnapshot.
-type QuotaState interface {
-	NamespaceByName(ws memdb.WatchSet, name string) (*structs.Namespace, error)
-	QuotaSpecByName(ws memdb.WatchSet, name string) (*structs.QuotaSpec, error)
-	QuotaUsage(ws memdb.WatchSet, name string) (*structs.QuotaUsage, error)
-	// QuotaChargeOf is what a live allocation counts against its
-	// namespace's quota (nil: nothing).
-	QuotaChargeOf(allocID string) (*structs.QuotaCharge, error)
-}
-
-// quotaGate admits placements while the job's namespace stays within its
-// quota in the job's region. It starts from what the quota's namespaces
-// hold in state, less what the plan stops of theirs, plus what the plan
-// places; each placement it admits is added. The zero value is ready:
-// it reads state at the first placement.
+// quotaGate is the quota admission stage (feasible.Gate): it admits
+// placements while the job's namespace stays within its quota in the
+// job's region. It starts from what the quota's namespaces hold in state,
+// less what the plan stops of theirs, plus what the plan places; each
+// placement it admits is added. It reads state at the first placement.
 type quotaGate struct {
+	st   quotaReader
+	plan *structs.Plan
+	job  *structs.Job
+
 	loaded bool
 	name   string               // the quota; "" when nothing caps the job
 	limit  *structs.RegionLimit // the quota's limit in the job's region
@@ -36,44 +28,64 @@ type quotaGate struct {
 	namespaces []string
 }
 
-// credit takes off the quota's usage what victims, allocations a
-// placement is about to preempt, count against it (they stop with it),
-// and returns the function that puts it back if the placement is not
-// made after all.
-func (g *quotaGate) credit(st State, plan *structs.Plan, job *structs.Job, victims []*structs.Allocation) (undo func(), err error) {
-	undo = func() {}
-	if len(victims) == 0 || job == nil {
-		return undo, nil
+// quotaReader is what the quota gate reads.
+type quotaReader interface {
+	QuotaState
+	NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
+}
+
+var _ feasible.Gate = (*quotaGate)(nil)
+
+// newQuotaGate returns the quota gate for job's placements in plan (job
+// nil: every option passes).
+func newQuotaGate(st quotaReader, plan *structs.Plan, job *structs.Job) *quotaGate {
+	return &quotaGate{st: st, plan: plan, job: job}
+}
+
+// Admit implements feasible.Gate: what the victims count against the
+// quota is taken off first (they stop with the placement).
+func (g *quotaGate) Admit(o *feasible.Option, victims []*structs.Allocation, m *structs.AllocMetric) (*feasible.Option, func(), error) {
+	if o == nil || g.job == nil {
+		return o, nil, nil
 	}
-	if err := g.load(st, plan, job); err != nil {
-		return undo, err
+	if err := g.load(); err != nil {
+		return nil, nil, err
 	}
 	if g.name == "" {
-		return undo, nil
+		return o, nil, nil // nothing caps the job: nothing counted
 	}
 	before := g.used
+	undo := func() { g.used = before }
+	if err := g.credit(victims); err != nil {
+		return nil, nil, err
+	}
+	admitted, err := g.admit(o, m)
+	if err != nil || admitted == nil {
+		undo()
+		return nil, nil, err
+	}
+	return admitted, undo, nil
+}
+
+// credit takes off the quota's usage what victims, allocations a
+// placement is about to preempt, count against it.
+func (g *quotaGate) credit(victims []*structs.Allocation) error {
 	for _, v := range victims {
-		c, err := st.QuotaChargeOf(v.ID)
+		c, err := g.st.QuotaChargeOf(v.ID)
 		if err != nil {
-			return undo, fmt.Errorf("read quota charge of alloc %s: %w", v.ID, err)
+			return fmt.Errorf("read quota charge of alloc %s: %w", v.ID, err)
 		}
 		if c != nil && slices.Contains(g.namespaces, c.Namespace) {
 			g.used = g.used.Sub(c.Used)
 		}
 	}
-	return func() { g.used = before }, nil
+	return nil
 }
 
 // admit returns option when placing it keeps the job's namespace within
 // its quota, and counts it; otherwise it records why in metric's
-// QuotaExhausted and returns nil. A nil option is returned as is.
-func (g *quotaGate) admit(st State, plan *structs.Plan, job *structs.Job, option *feasible.Option, metric *structs.AllocMetric) (*feasible.Option, error) {
-	if option == nil || job == nil {
-		return option, nil
-	}
-	if err := g.load(st, plan, job); err != nil {
-		return nil, err
-	}
+// QuotaExhausted and returns nil. The gate is loaded.
+func (g *quotaGate) admit(option *feasible.Option, metric *structs.AllocMetric) (*feasible.Option, error) {
 	if g.name == "" {
 		return option, nil
 	}
@@ -91,11 +103,12 @@ func (g *quotaGate) admit(st State, plan *structs.Plan, job *structs.Job, option
 
 // load reads (once) the job's namespace, its quota and what the quota's
 // namespaces hold, adjusted by what plan already stops and places.
-func (g *quotaGate) load(st State, plan *structs.Plan, job *structs.Job) error {
+func (g *quotaGate) load() error {
 	if g.loaded {
 		return nil
 	}
 	g.loaded = true
+	st, plan, job := g.st, g.plan, g.job
 	ns, err := st.NamespaceByName(nil, job.Namespace)
 	if err != nil {
 		return fmt.Errorf("read namespace %q: %w", job.Namespace, err)
@@ -129,7 +142,7 @@ func (g *quotaGate) load(st State, plan *structs.Plan, job *structs.Job) error {
 // allocations within the quota they held), plus the plan's placements
 // that are not live yet. Placements made by the placer go through the
 // gate after this, so usually there are none.
-func planQuotaUsage(st State, plan *structs.Plan, usage *structs.QuotaUsage) (structs.QuotaResources, error) {
+func planQuotaUsage(st quotaReader, plan *structs.Plan, usage *structs.QuotaUsage) (structs.QuotaResources, error) {
 	used := usage.Used
 	for _, stops := range plan.NodeUpdate {
 		for _, a := range stops {

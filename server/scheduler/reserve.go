@@ -6,26 +6,16 @@ import (
 	"slices"
 	"time"
 
+	"github.com/droverhq/drover/server/scheduler/feasible"
 	"github.com/droverhq/drover/structs"
 )
-
-// ReservationReader is the optional part of a State that holds waiting
-// gangs' reservations (structs.Reservation). *state.StateSnapshot
-// satisfies it; a State without it has none.
-type ReservationReader interface {
-	Reservations() ([]*structs.Reservation, error)
-}
 
 // reservations reads the stored reservations and returns those that hold
 // nodes against job's placements, by node ID, and the evaluated job's own
 // (nil when it has none; found even when the job is gone, so it can be
 // released).
-func reservations(s State, eval *structs.Evaluation, job *structs.Job, now time.Time) (held map[string]*structs.Reservation, own *structs.Reservation, err error) {
-	r, ok := s.(ReservationReader)
-	if !ok {
-		return nil, nil, nil
-	}
-	all, err := r.Reservations()
+func reservations(s ReservationState, eval *structs.Evaluation, job *structs.Job, now time.Time) (held holds, own *structs.Reservation, err error) {
+	all, err := s.Reservations()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read reservations: %w", err)
 	}
@@ -41,7 +31,7 @@ func reservations(s State, eval *structs.Evaluation, job *structs.Job, now time.
 			continue
 		}
 		if held == nil {
-			held = map[string]*structs.Reservation{}
+			held = holds{}
 		}
 		for _, id := range res.Nodes {
 			if prev, ok := held[id]; !ok || res.Priority > prev.Priority {
@@ -50,6 +40,21 @@ func reservations(s State, eval *structs.Evaluation, job *structs.Job, now time.
 		}
 	}
 	return held, own, nil
+}
+
+// holds is the reservation stage (feasible.Reservations): the
+// reservations that hold nodes against a job's placements, by node ID.
+type holds map[string]*structs.Reservation
+
+var _ feasible.Reservations = holds(nil)
+
+// Hold implements feasible.Reservations: on a node a reservation holds,
+// as many free GPUs as it counts there are shown as held.
+func (h holds) Hold(n *structs.Node, u *structs.NodeUsage) *structs.NodeUsage {
+	if r := h[n.ID]; r != nil {
+		return u.Hold(r.JobID, r.HeldOn(n.ID))
+	}
+	return u
 }
 
 // reserve returns the reservation a waiting gang of job holds: nodes whose

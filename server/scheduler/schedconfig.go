@@ -6,20 +6,10 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// SchedulerConfigReader is the optional part of a State that holds the
-// operator's scheduler configuration (GET/PUT
-// /v1/operator/scheduler/configuration). *state.StateSnapshot satisfies
-// it; a State without it (a test fake) means the default configuration.
-type SchedulerConfigReader interface {
-	// SchedulerConfig returns the configuration the operator set, or the
-	// default one; never nil without an error.
-	SchedulerConfig() (*structs.SchedulerConfiguration, error)
-}
-
 // ConfiguredAlgorithm returns the ranking algorithm to place with: the
-// operator's choice when s is a SchedulerConfigReader, else
-// structs.DefaultSchedulerAlgorithm.
-func ConfiguredAlgorithm(s State) (string, error) {
+// operator's choice, or structs.DefaultSchedulerAlgorithm when none was
+// made.
+func ConfiguredAlgorithm(s ClusterState) (string, error) {
 	cfg, err := Configuration(s)
 	if err != nil {
 		return "", err
@@ -27,16 +17,15 @@ func ConfiguredAlgorithm(s State) (string, error) {
 	return cfg.Algorithm(), nil
 }
 
-// Configuration returns the operator's scheduler configuration when s is
-// a SchedulerConfigReader, else the default one.
-func Configuration(s State) (*structs.SchedulerConfiguration, error) {
-	r, ok := s.(SchedulerConfigReader)
-	if !ok {
-		return structs.DefaultSchedulerConfiguration(), nil
-	}
-	cfg, err := r.SchedulerConfig()
+// Configuration returns the operator's scheduler configuration (GET/PUT
+// /v1/operator/scheduler/configuration), or the default one.
+func Configuration(s ClusterState) (*structs.SchedulerConfiguration, error) {
+	cfg, err := s.SchedulerConfig()
 	if err != nil {
 		return nil, fmt.Errorf("read scheduler configuration: %w", err)
+	}
+	if cfg == nil {
+		return structs.DefaultSchedulerConfiguration(), nil
 	}
 	return cfg, nil
 }

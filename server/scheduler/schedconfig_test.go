@@ -8,10 +8,7 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-var _ scheduler.SchedulerConfigReader = (*state.StateSnapshot)(nil)
-
-// stateWithoutConfig is a State that cannot say what the operator chose.
-type stateWithoutConfig struct{ scheduler.State }
+var _ scheduler.State = (*state.StateSnapshot)(nil)
 
 func TestConfiguredAlgorithm(t *testing.T) {
 	tests := []struct {
@@ -47,32 +44,4 @@ func TestConfiguredAlgorithm(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestConfiguredAlgorithmWithoutReader(t *testing.T) {
-	s, err := state.NewStateStore()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetSchedulerConfig(5, &structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread}); err != nil {
-		t.Fatal(err)
-	}
-	// Hide the snapshot's SchedulerConfig behind the bare State interface.
-	var bare scheduler.State = stateWithoutConfig{State: snapState(t, s)}
-	got, err := scheduler.ConfiguredAlgorithm(bare)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != structs.DefaultSchedulerAlgorithm {
-		t.Errorf("got algorithm %q, want the default %q", got, structs.DefaultSchedulerAlgorithm)
-	}
-}
-
-func snapState(t *testing.T, s *state.StateStore) scheduler.State {
-	t.Helper()
-	snap, err := s.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
 }

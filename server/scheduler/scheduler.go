@@ -7,42 +7,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/droverhq/drover/server/scheduler/feasible"
 	"github.com/droverhq/drover/server/scheduler/frag"
 	"github.com/droverhq/drover/structs"
 )
-
-// State is the read-only view of the cluster a scheduler works from. It is
-// satisfied by *state.StateSnapshot. Returned objects must not be mutated.
-type State interface {
-	Nodes(ws memdb.WatchSet) ([]*structs.Node, error)
-	NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
-	JobByID(ws memdb.WatchSet, namespace, id string) (*structs.Job, error)
-	AllocsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Allocation, error)
-	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
-	LatestIndex() (uint64, error)
-	UsageState
-	QuotaState // quota.go
-}
-
-// UsageState is the state store's derived view of what nodes hold
-// (server/state/usage.go): per-node usage in one lookup, walks over the
-// nodes fullest-first, and the GPU workload of the live allocations.
-type UsageState interface {
-	NodeUsage(ws memdb.WatchSet, nodeID string) (*structs.NodeUsage, error)
-	// UsageByFreeGPUs and UsageByFreeCompute return the rows in order,
-	// one per call of next (nil at the end), as of the call.
-	UsageByFreeGPUs(min int) (next func() *structs.NodeUsage, err error)
-	UsageByFreeCompute(min int) (next func() *structs.NodeUsage, err error)
-	// The Desc variants walk the same rows most free first.
-	UsageByFreeGPUsDesc(min int) (next func() *structs.NodeUsage, err error)
-	UsageByFreeComputeDesc(min int) (next func() *structs.NodeUsage, err error)
-	UsageUnderFreeGPUs(max int, fn func(*structs.NodeUsage) bool) error
-	UsageUnderFreeCompute(max int, fn func(*structs.NodeUsage) bool) error
-	GPUWorkload() (frag.Workload, error)
-}
 
 // Planner is where a scheduler's decisions go.
 type Planner interface {

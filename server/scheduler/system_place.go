@@ -35,7 +35,7 @@ func newSystemPlacer(p *placer, job *structs.Job) *systemPlacer {
 func (sp *systemPlacer) selectOn(np nodePlacement, skip *structs.Allocation) (*feasible.Option, *structs.AllocMetric, error) {
 	stack, ok := sp.stacks[np.group.Name]
 	if !ok {
-		stack = feasible.NewStack(sp.job, np.group, sp.eval.ID, sp.stack...)
+		stack = sp.newSystemStack(sp.job, np.group)
 		sp.stacks[np.group.Name] = stack
 	}
 	start := sp.now()
@@ -130,7 +130,9 @@ func (sp *systemPlacer) placeEach(place []nodePlacement) error {
 		if err != nil {
 			return err
 		}
-		if option, err = sp.quota.admit(sp.state, sp.plan, sp.job, option, m); err != nil {
+		// Verifying a kept allocation does not count it again: only a
+		// placement goes through the stack's admission gates.
+		if option, err = sp.stacks[np.group.Name].Admit(option, nil, m); err != nil {
 			return err
 		}
 		v := sp.verdicts(np.group.Name)

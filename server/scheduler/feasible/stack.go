@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/droverhq/drover/server/scheduler/frag"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -47,179 +46,6 @@ type Option struct {
 	Resources *structs.AllocatedResources
 	Scores    map[string]float64
 	Score     float64
-}
-
-// Algorithms a Stack ranks with (the operator scheduler configuration's
-// SchedulerAlgorithm).
-const (
-	AlgorithmFGD     = "fgd"     // fragmentation-aware bin-packing (default)
-	AlgorithmBinpack = "binpack" // fill the fullest node
-	AlgorithmSpread  = "spread"  // fill the emptiest node
-)
-
-// StackOption tunes a Stack.
-type StackOption func(*Stack)
-
-// WithAlgorithm sets the ranking algorithm ("" is AlgorithmFGD).
-func WithAlgorithm(name string) StackOption {
-	return func(s *Stack) {
-		if name != "" {
-			s.algorithm = name
-		}
-	}
-}
-
-// WithWorkload sets the GPU workload the fragmentation stage expects
-// more of (by default, the ask itself).
-func WithWorkload(w frag.Workload) StackOption { return func(s *Stack) { s.workload = w } }
-
-// WithLimit sets how many feasible nodes a placement scores before it
-// stops looking; 0 scores every node.
-func WithLimit(n int) StackOption { return func(s *Stack) { s.limit = n } }
-
-// WithNodeCache shares c between the Stacks of many evaluations, so each
-// node's filter verdict and device matches are worked out once per kind
-// of ask (by default a Stack has a cache of its own).
-func WithNodeCache(c *NodeCache) StackOption { return func(s *Stack) { s.cache = c } }
-
-// WithCandidateFilter adds a candidate filter built outside the stack: one
-// that counts the whole job's allocations, like distinct_property. If it
-// has a Placed(*structs.Node) method, Select calls it with every node it
-// chooses.
-func WithCandidateFilter(f CandidateFilter) StackOption {
-	return func(s *Stack) { s.candidateFilters = append(s.candidateFilters, f) }
-}
-
-// WithSpreadLive gives the spread stage the nodes of the group's live
-// allocations (one entry per allocation), the plan's included.
-func WithSpreadLive(live []*structs.Node) StackOption {
-	return func(s *Stack) { s.spreadLive = live }
-}
-
-// placedTracker is a stage that counts the placements Select makes.
-type placedTracker interface {
-	Placed(n *structs.Node)
-}
-
-// ranker is a Ranker with its weight in the node's score.
-type ranker struct {
-	Ranker
-	weight float64
-}
-
-// Stack chains the filter, fit and rank stages for one task group. It is
-// built once per group and evaluation, then asked for one node per
-// placement. Not safe for concurrent use.
-type Stack struct {
-	ask              *ask
-	seed             string
-	algorithm        string
-	workload         frag.Workload
-	limit            int
-	filters          []Filter
-	candidateFilters []CandidateFilter
-	fits             []Fit
-	rankers          []ranker
-
-	penalty    *ReschedulePenaltyRank
-	candidates []*Candidate // scratch: the current walk's, reused by the next
-	used       int          // candidates handed out in the current walk
-	cache      *NodeCache   // the filters' verdicts and device matches
-	kind       string       // the ask's key in cache
-	matcher    *deviceMatcher
-	spreadLive []*structs.Node
-	trackers   []placedTracker
-}
-
-// NewStack assembles the whole chain for one task group of job. seed
-// breaks ties between equally scored nodes (the scheduler passes the eval
-// ID: one evaluation is deterministic, while concurrent ones spread out).
-func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...StackOption) *Stack {
-	a := newAsk(job, tg)
-	checker := NewChecker()
-	devices := newDeviceMatcher(a.devices, checker)
-	s := &Stack{ask: a, seed: seed, algorithm: AlgorithmFGD, limit: DefaultLimit, matcher: devices}
-	for _, o := range opts {
-		o(s)
-	}
-	if s.cache == nil {
-		s.cache = NewNodeCache()
-	}
-	s.kind = askKind(a, job.Datacenters)
-
-	s.filters = []Filter{
-		// The node is up, not draining, and eligible.
-		ReadyFilter{},
-		// The node is in one of the job's datacenters.
-		NewDatacenterFilter(job.Datacenters),
-		// Every task's driver is detected and healthy.
-		NewDriverFilter(a.drivers()),
-		// The job's, group's and tasks' attribute constraints hold.
-		NewConstraintFilter(a.constraints(), checker),
-		// Every device request matches some instance by name and constraints.
-		&DeviceConstraintFilter{devices: devices},
-	}
-	// No other allocation of the job (or group) is on the node.
-	if f := NewDistinctHostsFilter(job, tg); f != nil {
-		s.candidateFilters = append(s.candidateFilters, f)
-	}
-	s.fits = []Fit{
-		// CPU and memory fit next to what the node holds.
-		&ResourceFit{ask: a},
-		// Enough free healthy instances (or room for the slice) per
-		// device request; chooses them, best-connected first
-		// (TopologyPicker), tightest slice first.
-		&DeviceFit{devices: devices, picker: &TopologyPicker{}},
-	}
-	// Fill nodes, GPUs weighted most (or, with "spread", empty ones).
-	s.rank(&BinPackRank{ask: a, spread: s.algorithm == AlgorithmSpread}, 1)
-	// Leave the node and GPUs whose use harms least what the cluster can
-	// still place.
-	if s.algorithm == AlgorithmFGD && a.gpus > 0 {
-		s.rank(newFragRank(a, s.workload), fragWeight)
-	}
-	// Spread the group's own allocations.
-	s.rank(NewJobAntiAffinityRank(job, tg), 1)
-	// Leave the nodes where the placement's predecessors failed.
-	s.penalty = &ReschedulePenaltyRank{}
-	s.rank(s.penalty, penaltyWeight)
-	// Keep GPU nodes free for GPU work.
-	if a.gpus == 0 {
-		s.rank(GPUReserveRank{}, 1)
-	}
-	// The job's, group's and tasks' affinities.
-	if r := NewNodeAffinityRank(a.affinities(), checker); r != nil {
-		s.rank(r, 1)
-		s.limit = 0 // any node may be the one that matches
-	}
-	// The device requests' affinities, against the chosen instances.
-	if r := newDeviceAffinityRank(a.devices, checker); r != nil {
-		s.rank(r, 1)
-		s.limit = 0
-	}
-	// The spread blocks' targets over attribute values.
-	if r := NewSpreadRank(job, tg, s.spreadLive); r != nil {
-		s.rank(r, r.StageWeight())
-		s.limit = 0 // any node may hold the value that is short
-	}
-	if s.algorithm == AlgorithmSpread && a.gpus == 0 {
-		s.limit = 0 // no GPU order to walk emptiest first
-	}
-	for _, f := range s.candidateFilters {
-		if t, ok := f.(placedTracker); ok {
-			s.trackers = append(s.trackers, t)
-		}
-	}
-	for _, r := range s.rankers {
-		if t, ok := r.Ranker.(placedTracker); ok {
-			s.trackers = append(s.trackers, t)
-		}
-	}
-	return s
-}
-
-func (s *Stack) rank(r Ranker, weight float64) {
-	s.rankers = append(s.rankers, ranker{Ranker: r, weight: weight})
 }
 
 // GPUShare is how many GPUs one placement of the group takes, slices by
@@ -270,9 +96,10 @@ func (s *Stack) Select(view View) (*Option, *structs.AllocMetric, error) {
 	return s.choose(best), m, nil
 }
 
-// SelectOn is Select on node n alone, as if it held u (the scheduler's
-// preemption asks it with some allocations taken off the node's usage): it
-// returns the option when n passes the filters and fits, else nil.
+// SelectOn is Select on node n alone, as if it held u (the preemption
+// stage asks it with some allocations taken off the node's usage): it
+// returns the option when n passes the filters and fits, else nil. The
+// reservation stage applies to u; the admission gates do not run.
 func (s *Stack) SelectOn(view View, n *structs.Node, u *structs.NodeUsage) *Option {
 	c := s.fitOn(view, n, u)
 	if c == nil {
@@ -294,8 +121,8 @@ func (s *Stack) fitOn(view View, n *structs.Node, u *structs.NodeUsage) *Candida
 	}
 	s.used = 0
 	c := s.candidate(n, view, v.devices)
-	c.Usage = u
-	if !s.admit(c, &structs.AllocMetric{}) {
+	c.Usage = s.hold(n, u)
+	if !s.passes(c, &structs.AllocMetric{}) {
 		return nil
 	}
 	s.score(c)
@@ -399,7 +226,7 @@ func (s *Stack) walk(view View, order Order) (*Candidate, *structs.AllocMetric, 
 			return true
 		}
 		c := s.candidate(n, view, v.devices)
-		if !s.admit(c, m) {
+		if !s.passes(c, m) {
 			return true
 		}
 		s.score(c)
@@ -434,7 +261,7 @@ func (s *Stack) candidate(n *structs.Node, view View, devices *nodeDevices) *Can
 		s.candidates = append(s.candidates, c)
 	}
 	s.used++
-	c.Node, c.Usage, c.JobAllocs, c.devices = n, view.Usage(n), view.JobAllocs(n.ID), devices
+	c.Node, c.Usage, c.JobAllocs, c.devices = n, s.hold(n, view.Usage(n)), view.JobAllocs(n.ID), devices
 	return c
 }
 
@@ -457,8 +284,8 @@ func (s *Stack) verdict(n *structs.Node) *nodeVerdict {
 	return s.cache.store(n, s.kind, v)
 }
 
-// admit runs the candidate filters and fits, recording a rejection in m.
-func (s *Stack) admit(c *Candidate, m *structs.AllocMetric) bool {
+// passes runs the candidate filters and fits, recording a rejection in m.
+func (s *Stack) passes(c *Candidate, m *structs.AllocMetric) bool {
 	for _, f := range s.candidateFilters {
 		if ok, reason := f.FilterCandidate(c); !ok {
 			m.FilterNode(reason)

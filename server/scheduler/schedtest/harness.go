@@ -1,6 +1,6 @@
 // Package schedtest is the scheduler's test harness: a real state store, a
-// recording Planner that applies plans to it the way the leader's plan
-// applier would (re-checking every node with structs.AllocsFit), a fixed
+// recording Planner that submits plans to the leader's real plan applier
+// (server/plan), which commits them straight to that store, a fixed
 // clock, and fixture builders for nodes with simulated GPUs and jobs that
 // ask for them.
 //
@@ -9,6 +9,7 @@
 package schedtest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/droverhq/drover/server/plan"
 	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
@@ -34,9 +36,11 @@ type Harness struct {
 	Logger hclog.Logger
 
 	// Reject, when set, makes the plan applier refuse a node's part of a
-	// plan, to exercise partial commits.
+	// plan, to exercise partial commits. Set it only while no scheduler
+	// runs.
 	Reject func(plan *structs.Plan, nodeID string) bool
 
+	applier        *plan.Applier
 	mu             sync.Mutex
 	index          uint64
 	now            time.Time
@@ -48,17 +52,32 @@ type Harness struct {
 	rejections     []string
 }
 
-var _ scheduler.Planner = (*Harness)(nil)
+var (
+	_ scheduler.Planner = (*Harness)(nil)
+	_ scheduler.State   = (*state.StateSnapshot)(nil)
+)
 
-// NewHarness returns a harness with an empty state store and the clock at
-// Epoch.
+// NewHarness returns a harness with an empty state store, the clock at
+// Epoch, and a plan applier that runs until the test ends.
 func NewHarness(t testing.TB) *Harness {
 	t.Helper()
 	s, err := state.NewStateStore()
 	if err != nil {
 		t.Fatalf("new state store: %v", err)
 	}
-	return &Harness{t: t, State: s, Logger: hclog.NewNullLogger(), now: Epoch}
+	h := &Harness{t: t, State: s, Logger: hclog.NewNullLogger(), now: Epoch}
+	h.applier = plan.NewApplier(commit{h}, s, nil, plan.WithNow(h.Now), plan.WithCheck(h.check))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.applier.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return h
 }
 
 // NextIndex returns the next Raft-like index for a write.
@@ -97,98 +116,28 @@ func (h *Harness) Process(eval *structs.Evaluation) error {
 	return s.Process(eval)
 }
 
-// SubmitPlan implements scheduler.Planner. Like the leader's applier, it
-// re-checks each node of the plan against the latest state (readiness,
-// structs.AllocsFit, Node.DeviceProblem for new allocations; in-place
-// updates must still be live there) and commits only the nodes that
-// still fit; if any is refused the result carries a
-// RefreshIndex and a fresh snapshot. An AllAtOnce plan commits whole or
-// not at all. The plan's gang reservation changes are stored with it.
-func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
-	snap, err := h.State.Snapshot()
+// SubmitPlan implements scheduler.Planner through the leader's real plan
+// applier (server/plan): it re-checks each node of the plan against the
+// latest state (plan.Evaluate: readiness, structs.AllocsFit, new GPUs
+// present and healthy, quotas; in-place updates must still be live) and
+// commits the nodes that still fit, or none of an AllAtOnce plan, with
+// the gang reservation changes; Reject may refuse more nodes. The commit
+// writes the state store directly, as the FSM would apply it. After a
+// partial commit the result carries a RefreshIndex; the State returned
+// is always a fresh snapshot.
+func (h *Harness) SubmitPlan(p *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
+	result, err := h.applier.Submit(context.Background(), p)
 	if err != nil {
-		return nil, nil, fmt.Errorf("snapshot: %w", err)
+		return nil, nil, err
 	}
-	result := &structs.PlanResult{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{},
-		NodeInPlaceUpdate: map[string][]*structs.Allocation{}}
-	stopping := map[string]bool{}
-	for _, stops := range plan.NodeUpdate {
-		for _, a := range stops {
-			stopping[a.ID] = true
-		}
-	}
-	nodes := planNodes(plan)
-	reasons := make([]string, len(nodes))
-	refused := ""
-	for i, nodeID := range nodes {
-		if h.Reject != nil && h.Reject(plan, nodeID) {
-			reasons[i] = "rejected by test"
-		} else if reasons[i], err = checkNode(snap, nodeID, plan, stopping); err != nil {
-			return nil, nil, err
-		}
-		if reasons[i] != "" && refused == "" {
-			refused = nodeID + ": " + reasons[i]
-		}
-	}
-	var write []*structs.Allocation
-	for i, nodeID := range nodes {
-		reason := reasons[i]
-		if reason == "" && plan.AllAtOnce && refused != "" {
-			reason = "plan is all at once and " + refused
-		}
-		if reason != "" {
-			h.mu.Lock()
-			h.rejections = append(h.rejections, fmt.Sprintf("%s: %s", nodeID, reason))
-			h.mu.Unlock()
-			result.RejectedNodes = append(result.RejectedNodes, nodeID)
-			continue
-		}
-		result.NodeUpdate[nodeID] = plan.NodeUpdate[nodeID]
-		result.NodeAllocation[nodeID] = plan.NodeAllocation[nodeID]
-		result.NodeInPlaceUpdate[nodeID] = plan.NodeInPlaceUpdate[nodeID]
-		write = append(write, plan.NodeUpdate[nodeID]...)
-		write = append(write, plan.NodeAllocation[nodeID]...)
-		write = append(write, plan.NodeInPlaceUpdate[nodeID]...)
-	}
-	index := h.NextIndex()
-	keepReservation := !plan.AllAtOnce || refused == ""
-	err = h.State.Write(index, func(tx *state.Txn) error {
-		if err := tx.UpsertAllocs(write); err != nil {
-			return err
-		}
-		if keepReservation && plan.ReleaseReservation && plan.Job != nil {
-			if err := tx.DeleteReservation(plan.Job.Namespace, plan.Job.ID); err != nil {
-				return err
-			}
-		}
-		if keepReservation && plan.Reservation != nil {
-			if err := tx.UpsertReservation(plan.Reservation); err != nil {
-				return err
-			}
-		}
-		if plan.EvalUpdate != nil && refused == "" {
-			result.EvalUpdated = true
-			return tx.UpsertEvals([]*structs.Evaluation{plan.EvalUpdate})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("commit plan: %w", err)
-	}
+	h.mu.Lock()
+	h.plans = append(h.plans, p)
+	h.results = append(h.results, result)
 	if result.EvalUpdated {
 		// The evaluation's end came with the plan: it counts as the
 		// update the scheduler did not need to make.
-		h.mu.Lock()
-		h.updatedEvals = append(h.updatedEvals, plan.EvalUpdate)
-		h.mu.Unlock()
+		h.updatedEvals = append(h.updatedEvals, p.EvalUpdate)
 	}
-	result.AllocIndex = index
-	if len(result.RejectedNodes) > 0 {
-		result.RefreshIndex = index
-	}
-	h.mu.Lock()
-	h.plans = append(h.plans, plan)
-	h.results = append(h.results, result)
 	h.mu.Unlock()
 	fresh, err := h.State.Snapshot()
 	if err != nil {
@@ -197,82 +146,68 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler
 	return result, fresh, nil
 }
 
-func planNodes(plan *structs.Plan) []string {
-	seen := map[string]bool{}
-	for id := range plan.NodeUpdate {
-		seen[id] = true
+// check is the applier's re-check: plan.Evaluate, then Reject, recording
+// every refusal. It runs on the applier's goroutine while SubmitPlan
+// waits, so it may read Reject.
+func (h *Harness) check(st plan.State, p *structs.Plan) ([]plan.Verdict, error) {
+	verdicts, err := plan.Evaluate(st, p)
+	if err != nil {
+		return nil, err
 	}
-	for id := range plan.NodeAllocation {
-		seen[id] = true
+	for i, v := range verdicts {
+		if h.Reject != nil && h.Reject(p, v.NodeID) {
+			verdicts[i].Reason = "rejected by test"
+		}
 	}
-	for id := range plan.NodeInPlaceUpdate {
-		seen[id] = true
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, v := range verdicts {
+		if v.Reason != "" {
+			h.rejections = append(h.rejections, fmt.Sprintf("%s: %s", v.NodeID, v.Reason))
+		}
 	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	return verdicts, nil
 }
 
-// checkNode returns why the node's placements in plan do not fit the
-// latest state, or "". Stops always fit.
-func checkNode(snap *state.StateSnapshot, nodeID string, plan *structs.Plan, stopping map[string]bool) (string, error) {
-	if reason, err := checkInPlace(snap, nodeID, plan.NodeInPlaceUpdate[nodeID]); err != nil || reason != "" {
-		return reason, err
-	}
-	placed := plan.NodeAllocation[nodeID]
-	if len(placed) == 0 {
-		return "", nil
-	}
-	node, err := snap.NodeByID(nil, nodeID)
-	if err != nil {
-		return "", fmt.Errorf("read node %s: %w", nodeID, err)
-	}
-	if node == nil || !node.Ready() {
-		return "node not ready", nil
-	}
-	existing, err := snap.AllocsByNode(nil, nodeID)
-	if err != nil {
-		return "", fmt.Errorf("read allocs of node %s: %w", nodeID, err)
-	}
-	updated := map[string]bool{}
-	for _, a := range plan.NodeInPlaceUpdate[nodeID] {
-		updated[a.ID] = true
-	}
-	var proposed []*structs.Allocation
-	for _, a := range existing {
-		if !a.TerminalStatus() && !stopping[a.ID] && !updated[a.ID] {
-			proposed = append(proposed, a)
-		}
-	}
-	proposed = append(proposed, placed...)
-	proposed = append(proposed, plan.NodeInPlaceUpdate[nodeID]...)
-	if fit, dim := structs.AllocsFit(node, proposed); !fit {
-		return dim, nil
-	}
-	for _, a := range placed {
-		if p := node.DeviceProblem(a); p != "" {
-			return p, nil
-		}
-	}
-	return "", nil
-}
+// commit is the applier's Raft: it applies the plan's accepted part to
+// the state store at the next index, in one transaction, as the FSM
+// applies an ApplyPlanResults entry.
+type commit struct{ h *Harness }
 
-// checkInPlace returns why in-place updates on nodeID cannot commit: an
-// allocation no longer live there (committing would bring it back).
-func checkInPlace(snap *state.StateSnapshot, nodeID string, updates []*structs.Allocation) (string, error) {
-	for _, u := range updates {
-		a, err := snap.AllocByID(nil, u.ID)
-		if err != nil {
-			return "", fmt.Errorf("read alloc %s: %w", u.ID, err)
-		}
-		if a == nil || a.NodeID != nodeID || u.NodeID != nodeID || a.TerminalStatus() {
-			return fmt.Sprintf("alloc %s to update in place is not live on the node", u.ID), nil
-		}
+var _ plan.Raft = commit{}
+
+// Apply implements plan.Raft.
+func (c commit) Apply(t structs.MessageType, msg any) (uint64, error) {
+	req, ok := msg.(*structs.ApplyPlanResultsRequest)
+	if t != structs.ApplyPlanResultsRequestType || !ok {
+		return 0, fmt.Errorf("schedtest: cannot commit message type %d (%T)", t, msg)
 	}
-	return "", nil
+	index := c.h.NextIndex()
+	err := c.h.State.Write(index, func(tx *state.Txn) error {
+		if err := tx.UpsertAllocs(req.Allocs); err != nil {
+			return err
+		}
+		evals := req.PreemptionEvals
+		if req.EvalUpdate != nil {
+			evals = append(slices.Clip(evals), req.EvalUpdate)
+		}
+		if err := tx.UpsertEvals(evals); err != nil {
+			return err
+		}
+		if req.ReleaseReservation {
+			if err := tx.DeleteReservation(req.Namespace, req.JobID); err != nil {
+				return err
+			}
+		}
+		if req.Reservation != nil {
+			return tx.UpsertReservation(req.Reservation)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("commit plan: %w", err)
+	}
+	return index, nil
 }
 
 // UpdateEval implements scheduler.Planner.
