@@ -33,12 +33,16 @@ func (c *Client) NodeStats(ctx context.Context) *structs.NodeStats {
 	if err != nil {
 		c.logger.Debug("host stats", "error", err)
 	}
-	return &structs.NodeStats{
+	ns := &structs.NodeStats{
 		NodeID:    node.ID,
 		Timestamp: time.Now().UnixNano(),
 		Host:      host,
 		Devices:   c.deviceStats(node, nil),
 	}
+	if node.NodeResources != nil {
+		ns.FillNomad(node.NodeResources.Devices)
+	}
+	return ns
 }
 
 // AllocStats returns the current usage of the GPUs an allocation this

@@ -139,6 +139,24 @@ func clientOps(t *testing.T, a *agentProc, allocID, nodeID, want string) {
 		t.Errorf("nomad AllocFS().List: %v, want main.stdout.0", names)
 	}
 
+	// Nodes().Stats of the allocation's node, remote or not: the right
+	// node's GPUs (each node's simulated GPU has its own UUID).
+	var node struct {
+		NodeResources struct{ Devices []struct{ Instances []struct{ ID string } } }
+	}
+	if code := a.getJSON("/v1/node/"+nodeID, &node); code != http.StatusOK || len(node.NodeResources.Devices) != 1 {
+		t.Fatalf("GET node %s: %d %+v", nodeID, code, node)
+	}
+	gpu := node.NodeResources.Devices[0].Instances[0].ID
+	hs, err := c.Nodes().Stats(nodeID, nil)
+	if err != nil {
+		t.Fatalf("nomad Nodes().Stats: %v", err)
+	}
+	if hs.Memory == nil || hs.Memory.Total == 0 || len(hs.DeviceStats) != 1 || hs.DeviceStats[0].InstanceStats[gpu] == nil ||
+		len(hs.DeviceStats[0].InstanceStats) != 1 || hs.DeviceStats[0].InstanceStats[gpu].Summary == nil {
+		t.Errorf("nomad Nodes().Stats(%s): memory %+v, devices %+v; want host memory and GPU %s only", nodeID, hs.Memory, hs.DeviceStats, gpu)
+	}
+
 	cancel := make(chan struct{})
 	frames, errs := c.AllocFS().Logs(alloc, true, "main", "stdout", "start", 0, cancel, nil)
 	var got bytes.Buffer

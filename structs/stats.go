@@ -35,6 +35,12 @@ type NodeStats struct {
 	Timestamp int64
 	Host      *HostStats
 	Devices   []*DeviceStats
+
+	// Nomad's api.HostStats fields (stats_nomad.go, FillNomad).
+	Memory      *HostMemoryStats
+	CPU         []*HostCPUStats
+	DeviceStats []*DeviceGroupStats
+	Uptime      uint64
 }
 
 // AllocStats is the usage of the GPUs an allocation holds.
