@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +96,14 @@ server {
 			t.Fatalf("%s placed on %s, want %s", job, alloc.NodeID, nodeID[node])
 		}
 		want := "hello-from-" + node
+		// The UI of the other client shows this node's GPU tiles with live
+		// figures, read from this node through the servers.
+		if _, err := exec.LookPath("chromium"); err == nil || os.Getenv("CI") != "" {
+			b := newBrowser(t, clients[via].addr)
+			b.open("/nodes/" + nodeID[node])
+			b.waitText(`[data-testid="gpu-tile"] [data-testid="gpu-util"]`, 15*time.Second, func(s string) bool { return strings.HasSuffix(s, "%") })
+			b.checkClean()
+		}
 		for _, a := range []*agentProc{srv, clients[via]} {
 			t.Run(job+" via "+a.addr, func(t *testing.T) {
 				clientOps(t, a, alloc.ID, nodeID[node], want)

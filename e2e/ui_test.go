@@ -279,6 +279,16 @@ func TestE2E_UI(t *testing.T) {
 	b.open("/allocations/" + alloc.ID)
 	b.waitText(`[data-testid="log"]`, 10*time.Second, func(s string) bool { return strings.Contains(s, "hello-from-task") })
 
+	// Exec panel: a command runs in the task, in a terminal, and its exit
+	// code shows.
+	b.do("run a command in the exec panel",
+		chromedp.SetValue(chromedp.CSS(`[data-testid="exec-command"]`), `["/bin/sh", "-c", "echo ui-exec-$((6*7)); exit 4"]`),
+		chromedp.Click(chromedp.CSS(`[data-testid="exec-run"]`)),
+	)
+	b.waitText(`[data-testid="exec-term"]`, 15*time.Second, func(s string) bool { return strings.Contains(s, "ui-exec-42") })
+	b.waitText(`[data-testid="exec-status"]`, 15*time.Second, func(s string) bool { return s == "exited with code 4" })
+	b.screenshot(shots, "exec")
+
 	// Paste-HCL form: run a job and watch it start without a reload.
 	b.open("/jobs/new")
 	get(b, "mark the page", chromedp.Evaluate[int](`window.__droverNoReload = 1`))

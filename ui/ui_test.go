@@ -212,14 +212,27 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-// TestSizeBudget keeps the UI small: it loads on every page view.
+// TestSizeBudget keeps the UI small: it loads on every page view. Vendored
+// code (vendor/: the exec panel's terminal) is loaded only when used, by
+// a dynamic import, and has its own budget.
 func TestSizeBudget(t *testing.T) {
-	const budget = 120 << 10
-	total := 0
-	for _, text := range assetFiles(t) {
+	const budget, vendorBudget = 120 << 10, 420 << 10
+	total, vendor := 0, 0
+	staticVendor := regexp.MustCompile(`(?m)^\s*import\b[^;(]*vendor/`)
+	for name, text := range assetFiles(t) {
+		if strings.HasPrefix(name, "vendor/") {
+			vendor += len(text)
+			continue
+		}
 		total += len(text)
+		if staticVendor.MatchString(text) {
+			t.Errorf("%s imports vendor code statically: load it with import() where it is used", name)
+		}
 	}
 	if total > budget {
 		t.Errorf("assets total %d bytes, over the %d budget", total, budget)
+	}
+	if vendor > vendorBudget {
+		t.Errorf("vendored assets total %d bytes, over the %d budget", vendor, vendorBudget)
 	}
 }

@@ -311,26 +311,49 @@ func (t *task) stopsWithin(grace time.Duration) bool {
 // no API for it, so it is done from this host, by the PID the engine
 // reports, after checking that the process is in the task's container
 // (its /proc/<pid>/cgroup names the container), which fails when the
-// engine runs elsewhere or in another PID namespace.
+// engine runs elsewhere or in another PID namespace. It keeps at it
+// until the engine reports the exec ended and nothing of it is left: on
+// a loaded host the engine may not report the PID yet when the caller
+// gives up (a kill that found nothing then left the command running).
 func (s *execSession) kill() error {
-	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-	defer cancel()
-	info, err := s.task.api.ExecInspect(ctx, s.id, client.ExecInspectOptions{})
-	if err != nil {
-		return fmt.Errorf("inspect exec: %w", err)
+	deadline := time.Now().Add(apiTimeout)
+	for {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		info, err := s.task.api.ExecInspect(ctx, s.id, client.ExecInspectOptions{})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("inspect exec: %w", err)
+		}
+		if info.Running && info.PID > 0 && !inContainer(info.PID, s.task.containerID) {
+			return fmt.Errorf("exec process %d is not visible in the container's cgroup from this host", info.PID)
+		}
+		killed := 0
+		if info.PID > 0 {
+			killed = s.killTree(info.PID)
+		}
+		if !info.Running && info.PID > 0 && killed == 0 {
+			return nil // ended, and nothing it started is left
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("exec %s still running %v after SIGKILL (engine PID %d)", s.id, apiTimeout, info.PID)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	if !info.Running || info.PID <= 0 {
-		return nil
-	}
-	if !inContainer(info.PID, s.task.containerID) {
-		return fmt.Errorf("exec process %d is not visible in the container's cgroup from this host", info.PID)
-	}
-	for _, pid := range processTree(info.PID) {
-		if pid == info.PID || inContainer(pid, s.task.containerID) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// killTree SIGKILLs pid and the processes it started that are in the
+// task's container, and returns how many it signalled.
+func (s *execSession) killTree(root int) int {
+	n := 0
+	for _, pid := range processTree(root) {
+		if st, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid)); !ok || st.state == 'Z' || st.state == 'X' {
+			continue // gone, or dead and waiting for its parent
+		}
+		if inContainer(pid, s.task.containerID) && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
 		}
 	}
-	return nil
+	return n
 }
 
 // inContainer reports whether /proc/<pid>/cgroup names the container.
@@ -372,7 +395,10 @@ func processTree(root int) []int {
 }
 
 // procStat is what processTree reads from /proc/<pid>/stat.
-type procStat struct{ pid, ppid, pgrp, session int }
+type procStat struct {
+	pid, ppid, pgrp, session int
+	state                    byte
+}
 
 func readStat(path string) (procStat, bool) {
 	f, err := os.Open(path)
@@ -395,6 +421,7 @@ func readStat(path string) (procStat, bool) {
 		return procStat{}, false
 	}
 	var st procStat
+	st.state = fields[0][0]
 	var errs [4]error
 	st.pid, errs[0] = strconv.Atoi(strings.TrimSpace(line[:lp]))
 	st.ppid, errs[1] = strconv.Atoi(fields[1])

@@ -1,11 +1,12 @@
 // Allocation page: status, task states and events, assigned GPUs (with
-// live utilisation when this agent runs the allocation), and a live log
-// tail (stdout/stderr).
+// live utilisation, from whichever node runs it), a live log tail
+// (stdout/stderr) and an exec terminal.
 import { watch, get } from '../api.js';
 import { html, badge, ago, dateTime, shortId, sortBy } from '../format.js';
 import { setHTML, showError, sectionHandlers, on } from '../dom.js';
 import { jobIDHref, nodeHref } from '../links.js';
 import { LogTail } from '../logtail.js';
+import { ExecPanel } from '../exec.js';
 import { pollStats, byID as statsByID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
 
 export default function allocPage(ctx) {
@@ -26,7 +27,14 @@ export default function allocPage(ctx) {
         <span><button class="seg on" data-stream="stdout" data-testid="log-stdout">stdout</button><button class="seg" data-stream="stderr" data-testid="log-stderr">stderr</button></span>
         <span class="muted small" id="log-status"></span></div>
       <div id="log-err"></div>
-      <pre class="log" data-testid="log" id="log"></pre></section>`);
+      <pre class="log" data-testid="log" id="log"></pre></section>
+    <section class="panel" id="exec"><h2>Exec</h2>
+      <div class="toolbar"><select data-testid="exec-task" id="exec-task"></select>
+        <input data-testid="exec-command" value="/bin/sh" size="40" aria-label="command" title="Words split on spaces, or a JSON array">
+        <button data-testid="exec-run">Run</button><button data-testid="exec-stop">Stop</button>
+        <span class="muted small" data-testid="exec-status"></span></div>
+      <div class="exec-err"></div>
+      <div class="exec-term" data-testid="exec-term"></div></section>`);
   const $ = (sel) => main.querySelector(`#${sel}`);
   const [done] = ctx.gate(1);
   let alloc = null;
@@ -53,6 +61,7 @@ export default function allocPage(ctx) {
       onData: (as) => { stats = statsByID(as); drawGPUs(); },
     });
   };
+  new ExecPanel({ root: $('exec'), signal, allocID: () => alloc?.ID || id, tasks: () => (alloc ? taskNames(alloc) : []) });
   const tail = new LogTail({
     pre: $('log'), status: $('log-status'), errSlot: $('log-err'), signal,
     allocID: () => alloc?.ID || id,
@@ -73,6 +82,8 @@ export default function allocPage(ctx) {
       maybeStats();
       drawGPUs();
       const tasks = taskNames(a);
+      const pick = $('exec-task');
+      if (pick.options.length !== tasks.length) setHTML(pick, html`${tasks.map((t) => html`<option>${t}</option>`)}`);
       if (!tail.task && tasks.length) {
         if (tasks.length > 1) {
           setHTML($('task-pick'), html`<select aria-label="Task" data-testid="log-task">${tasks.map((t) => html`<option>${t}</option>`)}</select>`);
