@@ -3,9 +3,12 @@
 // heartbeats, long-polls for the node's allocations, runs each one with an
 // alloc runner, and batches their status back to the servers.
 //
-// It talks to servers only over the RPC wire (structs.RPCTypeRPC +
-// msgpack net/rpc) and never imports server packages. It does not decide
-// placement or restarts beyond a group's restart policy.
+// It talks to servers only over the wire: one yamux session to a server
+// (rpc.go) carrying its msgpack net/rpc calls, on which the servers open
+// streams of their own for client operations on its allocations (logs,
+// files, exec, stats, restart, signal: ops.go), so it is reachable behind
+// NAT. It never imports server packages. It does not decide placement or
+// restarts beyond a group's restart policy.
 //
 // Shutdown stops the loops and, unless Config.LeaveTasksRunning is set,
 // kills the tasks it runs, so a dev agent that exits leaves no orphans.

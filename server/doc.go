@@ -12,21 +12,39 @@
 // One TCP port carries every server's traffic. The first byte of a
 // connection picks the protocol (structs.RPCType*):
 //
-//	0x01 RPCTypeRPC        net/rpc with the msgpack codec, one call at a
-//	                       time per sequence number (clients use it)
+//	0x01 RPCTypeRPC        net/rpc with the msgpack codec (tools, tests)
 //	0x02 RPCTypeRaft       hashicorp/raft's network transport (raft.go)
-//	0x03 RPCTypeMultiplex  a hashicorp/yamux session; every stream the
-//	                       dialer opens carries one net/rpc exchange
-//	                       with the msgpack codec
+//	0x03 RPCTypeMultiplex  a hashicorp/yamux session; each stream starts
+//	                       with its own type byte: 0x01 a net/rpc
+//	                       connection, 0x04 one streaming call
 //
 // Servers call each other on multiplexed sessions: the connection pool
 // (pool.go) keeps one session per peer, opens a stream per call, and
-// closes a session whose call failed in transport. Raft keeps its own
-// connections of type 0x02 on the same port.
+// closes a session whose call failed in transport. Clients keep one
+// session to a server too, and the session a node's own calls arrive on
+// (Node.Register, UpdateStatus, GetAllocs) is the way back to that node
+// (nodeconns.go). Raft keeps its own connections of type 0x02 on the
+// same port.
+//
+// RPC is dispatched by this package (serveCodec), not net/rpc's server,
+// so that an error's code and sentinel travel with its text
+// (structs.EncodeRPCError); callers decode them (structs.DecodeRPCError)
+// and errors.Is holds across machines.
+//
+// # Client operations
+//
+// Logs, files, exec, stats, restart and signal of an allocation are
+// streaming calls (stream.go): whichever server receives one resolves
+// the allocation to its node and relays the call, byte for byte, on a
+// stream it opens on that node's session, or, when the node is connected
+// to another server, on a stream to that server (which does not forward
+// again). The HTTP API starts them through Server.StreamCall in process,
+// or through its client's session on a client-only agent.
 //
 // # Forwarding and retries
 //
-// Every endpoint starts with s.forward (forward.go). A write, or a read
+// Every endpoint but the Status ones that report this server's own view
+// starts with s.forward (forward.go). A write, or a read
 // without AllowStale, is served by the leader: a follower sends it there
 // on the pool and returns the leader's answer. A stale read is served
 // from the local state, with QueryMeta saying how long ago this server
@@ -40,10 +58,10 @@
 // so no caller is told "done" for a lost write. In-process calls
 // (Server.RPC, used by the HTTP API) go through the same path and are
 // also retried when this server lost its leadership under them.
-// Server.ReadBarrier gives the HTTP API's reads without ?stale the
-// leader's freshness on a follower: it asks the leader for its latest
-// index (Status.ReadIndex, after a quorum check) and waits for the local
-// state to reach it.
+// Server.ReadBarrier gives a follower the leader's freshness where a
+// server reads its own state for a request (routing a client operation):
+// it asks the leader for its latest index (Status.ReadIndex, after a
+// quorum check) and waits for the local state to reach it.
 //
 // Decisions live in the packages it wires (state, fsm, broker, plan,
 // scheduler); this package moves requests and evaluations between them and

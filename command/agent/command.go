@@ -2,7 +2,13 @@
 // starts a server and/or a client, and serves the HTTP API.
 //
 // It is the only package that wires server and client together; it holds
-// no scheduling or task logic of its own.
+// no scheduling or task logic of its own. The HTTP API is a thin shell
+// (one road): each handler decodes the request, calls a server endpoint
+// (in process on a server agent, through the client's connection from a
+// client-only one) or a client operation the servers route to the
+// allocation's node, and encodes the answer. It never reads the state
+// store (the dependency test forbids the import) and maps errors to
+// statuses by their code only (writeError).
 package agent
 
 import (
