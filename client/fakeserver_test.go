@@ -108,7 +108,7 @@ func (s *fakeServer) serve(srv *rpc.Server) {
 		s.mu.Unlock()
 		go func() {
 			b := make([]byte, 1)
-			if _, err := conn.Read(b); err != nil || b[0] != structs.RPCTypeMultiplex {
+			if _, err := conn.Read(b); err != nil || b[0] != structs.RPCTypeNodeMultiplex {
 				conn.Close()
 				return
 			}

@@ -68,7 +68,7 @@ func newRPCPool(servers []string, timeout time.Duration, logger hclog.Logger) *r
 }
 
 // serverConn is the client's connection to one server: a yamux session
-// (structs.RPCTypeMultiplex) whose first stream carries the client's
+// (structs.RPCTypeNodeMultiplex) whose first stream carries the client's
 // net/rpc calls, and on which the server opens streams of its own for
 // client operations (logs, exec, stats...), so that a client behind NAT
 // is reachable through the connection it made.
@@ -322,7 +322,7 @@ func (p *rpcPool) dialServer(ctx context.Context, addr string) (*serverConn, err
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	if _, err := conn.Write([]byte{structs.RPCTypeMultiplex}); err != nil {
+	if _, err := conn.Write([]byte{structs.RPCTypeNodeMultiplex}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}

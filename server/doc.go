@@ -17,13 +17,16 @@
 //	0x03 RPCTypeMultiplex  a hashicorp/yamux session; each stream starts
 //	                       with its own type byte: 0x01 a net/rpc
 //	                       connection, 0x04 one streaming call
+//	0x05 RPCTypeNodeMultiplex  the same, from a node's client: the
+//	                       servers open streams back on it
 //
 // Servers call each other on multiplexed sessions: the connection pool
 // (pool.go) keeps one session per peer, opens a stream per call, and
 // closes a session whose call failed in transport. Clients keep one
-// session to a server too, and the session a node's own calls arrive on
-// (Node.Register, UpdateStatus, GetAllocs) is the way back to that node
-// (nodeconns.go). Raft keeps its own connections of type 0x02 on the
+// session to a server too (0x05), and the node session a node's own
+// calls arrive on with its secret (Node.Register, Node.GetAllocs) is the
+// way back to that node (nodeconns.go); a session from another server,
+// which forwards node calls, never is. Raft keeps its own connections of type 0x02 on the
 // same port.
 //
 // RPC is dispatched by this package (serveCodec), not net/rpc's server,

@@ -5,30 +5,26 @@ import (
 
 	"github.com/hashicorp/yamux"
 
+	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
 
 // nodeConnMethods are the calls only a node's own client makes, with the
-// node's ID in their arguments: a session that carries one of them is
-// that node's way back, for client operations (stream.go).
-var nodeConnMethods = map[string]func(args any) string{
-	structs.RPCNodeRegister: func(args any) string {
+// node's ID and secret in their arguments: a node session that carries
+// one of them, with the secret the servers hold for that node, is that
+// node's way back, for client operations (stream.go).
+var nodeConnMethods = map[string]func(args any) (id, secret string){
+	structs.RPCNodeRegister: func(args any) (string, string) {
 		if a, ok := args.(*structs.NodeRegisterRequest); ok && a.Node != nil {
-			return a.Node.ID
+			return a.Node.ID, a.Node.SecretID
 		}
-		return ""
+		return "", ""
 	},
-	structs.RPCNodeUpdateStatus: func(args any) string {
-		if a, ok := args.(*structs.NodeUpdateStatusRequest); ok {
-			return a.NodeID
-		}
-		return ""
-	},
-	structs.RPCNodeGetAllocs: func(args any) string {
+	structs.RPCNodeGetAllocs: func(args any) (string, string) {
 		if a, ok := args.(*structs.NodeSpecificRequest); ok {
-			return a.NodeID
+			return a.NodeID, a.SecretID
 		}
-		return ""
+		return "", ""
 	},
 }
 
@@ -40,14 +36,20 @@ type nodeConns struct {
 
 func newNodeConns() *nodeConns { return &nodeConns{conns: map[string]*yamux.Session{}} }
 
-// noteCall records sess as the node's after a successful node call.
-func (c *nodeConns) noteCall(method string, args any, sess *yamux.Session) {
+// noteCall records sess as the node's after a successful node call
+// that carries the node's secret. (Which secret a node may register with
+// is the security issue's: until then the first registration sets it.)
+func (c *nodeConns) noteCall(method string, args any, sess *yamux.Session, st *state.StateStore) {
 	nodeOf, ok := nodeConnMethods[method]
 	if !ok {
 		return
 	}
-	id := nodeOf(args)
-	if id == "" || sess.IsClosed() {
+	id, secret := nodeOf(args)
+	if id == "" || secret == "" || sess.IsClosed() {
+		return
+	}
+	node, err := st.NodeByID(nil, id)
+	if err != nil || node == nil || node.SecretID != secret {
 		return
 	}
 	c.mu.Lock()

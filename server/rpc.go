@@ -90,7 +90,9 @@ func (s *Server) handleConn(conn net.Conn) {
 	case structs.RPCTypeRPC:
 		s.serveCodec(structs.NewRPCServerCodec(conn), nil)
 	case structs.RPCTypeMultiplex:
-		s.serveMultiplex(conn)
+		s.serveMultiplex(conn, false)
+	case structs.RPCTypeNodeMultiplex:
+		s.serveMultiplex(conn, true)
 	case structs.RPCTypeRaft:
 		s.untrackConn(conn) // raft's transport owns and closes it now
 		s.raftLayer.Handoff(conn)
@@ -102,11 +104,13 @@ func (s *Server) handleConn(conn net.Conn) {
 
 // serveMultiplex serves a yamux session. Each stream the peer opens
 // starts with a byte: structs.StreamTypeRPC (one net/rpc connection) or
-// structs.StreamTypeStreaming (one streaming call, stream.go). A client's
-// session is also the way back to its node (nodeConns). Closing conn
+// structs.StreamTypeStreaming (one streaming call, stream.go). A node's
+// session (fromNode: structs.RPCTypeNodeMultiplex) is also the way back
+// to that node (nodeConns); another server's never is, though it
+// forwards node calls. Closing conn
 // (Shutdown does) ends the session, its streams and so every goroutine
 // started here.
-func (s *Server) serveMultiplex(conn net.Conn) {
+func (s *Server) serveMultiplex(conn net.Conn, fromNode bool) {
 	sess, err := yamux.Server(conn, yamuxConfig(s.logger))
 	if err != nil {
 		s.logger.Error("start multiplexed session", "remote", conn.RemoteAddr(), "error", err)
@@ -126,7 +130,11 @@ func (s *Server) serveMultiplex(conn net.Conn) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serveStream(stream, sess)
+			if fromNode {
+				s.serveStream(stream, sess)
+			} else {
+				s.serveStream(stream, nil)
+			}
 		}()
 	}
 }
@@ -207,7 +215,7 @@ func (s *Server) serveCodec(codec rpc.ServerCodec, sess *yamux.Session) {
 			replyv := reflect.New(m.replyType.Elem())
 			err := s.callMethod(req.ServiceMethod, m, argv, replyv)
 			if err == nil && sess != nil {
-				s.nodeConns.noteCall(req.ServiceMethod, argv.Interface(), sess)
+				s.nodeConns.noteCall(req.ServiceMethod, argv.Interface(), sess, s.State())
 			}
 			reply(req, replyv.Interface(), err)
 		}()

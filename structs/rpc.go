@@ -216,6 +216,10 @@ const (
 	// net/rpc exchange with the msgpack codec. Servers forward to each
 	// other on it.
 	RPCTypeMultiplex byte = 0x03
+	// RPCTypeNodeMultiplex is RPCTypeMultiplex from a node's client: the
+	// servers also open streams on it, for client operations on that
+	// node's allocations.
+	RPCTypeNodeMultiplex byte = 0x05
 )
 
 // RPC method names (net/rpc "Service.Method").

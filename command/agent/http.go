@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -76,7 +77,29 @@ func newHTTPAPI(b backend, logger hclog.Logger) *httpAPI {
 	return h
 }
 
-func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP refuses a browser's cross-site write (a request that is not
+// a GET or HEAD whose Origin names another host than the one asked):
+// until ACLs exist (and with them, for cookies' sake), a page the user
+// visits must not stop, restart or signal their tasks through a local
+// agent. Tools (curl, the CLI, Nomad's client) send no Origin.
+func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && crossOrigin(r) {
+		h.writeError(w, r, errorf(http.StatusForbidden, "%s %s: cross-origin request from %s refused", r.Method, r.URL.Path, r.Header.Get("Origin")))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// crossOrigin reports whether the request's Origin names another host
+// than the one it was sent to.
+func crossOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	u, err := url.Parse(origin)
+	return err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host)
+}
 
 func (h *httpAPI) routes() {
 	m := h.mux

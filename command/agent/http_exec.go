@@ -50,27 +50,42 @@ type execOutput struct {
 
 // allocExec is GET /v1/client/allocation/<id>/exec?task=&tty=&command=["..."]:
 // a websocket carrying Nomad's exec messages, to a task on any node.
-// Errors found before the upgrade are plain HTTP errors; later ones close
-// the websocket with the error's text.
+// Nothing runs before the request is a websocket upgrade from a page of
+// this agent's origin (or from no browser at all) and the upgrade is
+// done; errors after it close the websocket with the error's text, as
+// Nomad's do.
 func (h *httpAPI) allocExec(w http.ResponseWriter, r *http.Request) {
+	if crossOrigin(r) {
+		h.writeError(w, r, errorf(http.StatusForbidden, "exec: cross-origin request from %s refused", r.Header.Get("Origin")))
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		h.writeError(w, r, errorf(http.StatusBadRequest, "exec: want a websocket upgrade (Connection: Upgrade, Upgrade: websocket)"))
+		return
+	}
 	req, err := h.execRequest(r)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
 	}
-	conn, err := h.b.StreamCall(r.Context(), structs.RPCClientAllocExec, req)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	defer conn.Close()
 	ws, err := execUpgrader.Upgrade(w, r, nil)
 	if err != nil {
-		return // Upgrade answered the client
+		return // Upgrade answered the client (a foreign origin gets 403)
 	}
 	defer ws.Close()
 	ws.SetReadLimit(execMaxInput)
+	conn, err := h.b.StreamCall(r.Context(), structs.RPCClientAllocExec, req)
+	if err != nil {
+		closeWS(ws, websocket.CloseInternalServerErr, err.Error())
+		return
+	}
+	defer conn.Close()
+	done := make(chan struct{})
+	// The input goroutine ends when the websocket or the stream does;
+	// both are closed here, and it is waited for.
+	defer func() { ws.Close(); conn.Close(); <-done }()
 	go func() {
+		defer close(done)
 		defer conn.Close()
 		for {
 			var in execInput

@@ -1,0 +1,55 @@
+package agent
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// TestCrossOriginRefused: a browser page of another origin can neither
+// write (stop, restart, signal, register) nor open an exec session, and
+// nothing reaches the servers when it tries; tools and the UI itself can.
+func TestCrossOriginRefused(t *testing.T) {
+	b := &recordingBackend{}
+	h := newHTTPAPI(b, hclog.NewNullLogger())
+	exec := "/v1/client/allocation/abc/exec?task=t&command=%5B%22sh%22%5D"
+	upgrade := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+	tests := []struct {
+		name, method, path, origin string
+		headers                    map[string]string
+		want                       int
+		reachesServer              bool
+	}{
+		{"foreign write", "POST", "/v1/client/allocation/abc/restart", "http://evil.example", nil, http.StatusForbidden, false},
+		{"foreign stop", "PUT", "/v1/allocation/abc/stop", "https://evil.example:4646", nil, http.StatusForbidden, false},
+		{"null origin", "PUT", "/v1/allocation/abc/stop", "null", nil, http.StatusForbidden, false},
+		{"same origin write", "PUT", "/v1/allocation/abc/stop", "http://example.com", nil, http.StatusNotFound, true},
+		{"tool write", "PUT", "/v1/allocation/abc/stop", "", nil, http.StatusNotFound, true},
+		{"foreign read", "GET", "/v1/jobs", "http://evil.example", nil, http.StatusNotFound, true},
+		{"foreign exec", "GET", exec, "http://evil.example", upgrade, http.StatusForbidden, false},
+		{"exec without upgrade", "GET", exec, "", nil, http.StatusBadRequest, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(""))
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			for k, v := range tt.headers {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			calls := b.take()
+			if rec.Code != tt.want {
+				t.Errorf("got %d %q, want %d", rec.Code, rec.Body.String(), tt.want)
+			}
+			if got := len(calls) > 0; got != tt.reachesServer {
+				t.Errorf("reached the servers: %v (%v), want %v", got, calls, tt.reachesServer)
+			}
+		})
+	}
+}
