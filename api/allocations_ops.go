@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/droverhq/drover/structs"
@@ -19,9 +20,20 @@ func (a *Allocations) Stop(ctx context.Context, allocID string, w *WriteOptions)
 }
 
 // Restart restarts a task of an allocation in place (every running task
-// when task is ""), without counting against its restart policy. The
-// agent asked must run the allocation's client.
+// when task is ""), without counting against its restart policy. Any
+// agent reaches any allocation: the servers route the request to its node.
 func (a *Allocations) Restart(ctx context.Context, allocID, task string, w *WriteOptions) (*WriteMeta, error) {
 	body := &structs.AllocRestartRequest{TaskName: task}
 	return a.c.write(ctx, http.MethodPut, "/v1/client/allocation/"+pathID(allocID)+"/restart", body, nil, w, nil)
+}
+
+// Signal sends signal (a name such as "SIGHUP") to a running task of an
+// allocation, or to every running task when task is "".
+func (a *Allocations) Signal(ctx context.Context, allocID, task, signal string) error {
+	if signal == "" {
+		return fmt.Errorf("signal allocation %s: no signal named", allocID)
+	}
+	body := struct{ Task, Signal string }{task, signal}
+	_, err := a.c.write(ctx, http.MethodPut, "/v1/client/allocation/"+pathID(allocID)+"/signal", body, nil, nil, nil)
+	return err
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // Log streams and origins for AllocFS.Logs.
@@ -49,6 +51,58 @@ func (f *AllocFS) Logs(ctx context.Context, allocID, task, stream string, follow
 	r.params.Set("plain", "true")
 	r.params.Set("origin", origin)
 	r.params.Set("offset", strconv.FormatInt(offset, 10))
+	resp, _, err := f.c.do(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// List returns the entries of a directory of the allocation's directory
+// (path "" or "/" is its top); allocID may be a unique prefix.
+func (f *AllocFS) List(ctx context.Context, allocID, path string) ([]*structs.AllocFileInfo, error) {
+	var out []*structs.AllocFileInfo
+	q := &QueryOptions{Params: map[string]string{"path": path}}
+	if _, err := f.c.query(ctx, "/v1/client/fs/ls/"+pathID(allocID), q, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Stat describes one file or directory of the allocation's directory.
+func (f *AllocFS) Stat(ctx context.Context, allocID, path string) (*structs.AllocFileInfo, error) {
+	var out structs.AllocFileInfo
+	q := &QueryOptions{Params: map[string]string{"path": path}}
+	if _, err := f.c.query(ctx, "/v1/client/fs/stat/"+pathID(allocID), q, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Cat streams a file of the allocation's directory as raw bytes. An
+// error found after the first bytes (the node going away) cuts the
+// stream short. The caller closes the reader.
+func (f *AllocFS) Cat(ctx context.Context, allocID, path string) (io.ReadCloser, error) {
+	return f.read(ctx, "/v1/client/fs/cat/"+pathID(allocID), path, nil)
+}
+
+// ReadAt streams at most limit bytes of a file of the allocation's
+// directory from offset; limit 0 reads to the end. The caller closes the
+// reader.
+func (f *AllocFS) ReadAt(ctx context.Context, allocID, path string, offset, limit int64) (io.ReadCloser, error) {
+	if offset < 0 || limit < 0 {
+		return nil, fmt.Errorf("read %s at %d limit %d: offset and limit must not be negative", path, offset, limit)
+	}
+	params := map[string]string{"offset": strconv.FormatInt(offset, 10), "limit": strconv.FormatInt(limit, 10)}
+	return f.read(ctx, "/v1/client/fs/readat/"+pathID(allocID), path, params)
+}
+
+func (f *AllocFS) read(ctx context.Context, route, path string, params map[string]string) (io.ReadCloser, error) {
+	r := f.c.newRequest(http.MethodGet, route)
+	r.params.Set("path", path)
+	for k, v := range params {
+		r.params.Set(k, v)
+	}
 	resp, _, err := f.c.do(ctx, r)
 	if err != nil {
 		return nil, err

@@ -20,10 +20,8 @@ Usage: drover alloc restart [options] <alloc> [<task>]
   unique prefix of one) in place, on the same node: each is killed and
   started again at once. Only <task> is restarted when given. The restart
   is recorded as a "Restart Signaled" task event and does not count
-  against the group's restart policy.
-
-  The agent asked must run the allocation's client (set -address to the
-  agent on the allocation's node).`, `
+  against the group's restart policy. Any agent reaches any allocation:
+  the servers route the request to the allocation's node.`, `
 Restart Options:
 
   -task <name>

@@ -28,7 +28,7 @@ func Run(args []string, m Meta) int {
 	c := &cli.CLI{
 		Name:        "drover",
 		Version:     versionString(),
-		Args:        args,
+		Args:        guardExecArgs(args),
 		Commands:    Commands(m),
 		HelpFunc:    cli.BasicHelpFunc("drover"),
 		HelpWriter:  helpOut,
@@ -66,12 +66,18 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		},
 		"node status": func() (cli.Command, error) { return &NodeStatusCommand{Meta: m}, nil },
 		"alloc": func() (cli.Command, error) {
-			return &groupCommand{name: "alloc", synopsis: "Inspect allocations and read their logs"}, nil
+			return &groupCommand{name: "alloc", synopsis: "Inspect allocations, their logs and files, and run commands in them"}, nil
 		},
 		"alloc status":  func() (cli.Command, error) { return &AllocStatusCommand{Meta: m}, nil },
 		"alloc logs":    func() (cli.Command, error) { return &AllocLogsCommand{Meta: m}, nil },
 		"alloc stop":    func() (cli.Command, error) { return &AllocStopCommand{Meta: m}, nil },
 		"alloc restart": func() (cli.Command, error) { return &AllocRestartCommand{Meta: m}, nil },
+		"alloc signal":  func() (cli.Command, error) { return &AllocSignalCommand{Meta: m}, nil },
+		"alloc exec":    func() (cli.Command, error) { return &AllocExecCommand{Meta: m}, nil },
+		"alloc fs":      func() (cli.Command, error) { return &AllocFSCommand{Meta: m}, nil },
+		"alloc fs ls":   func() (cli.Command, error) { return &AllocFSListCommand{Meta: m}, nil },
+		"alloc fs cat":  func() (cli.Command, error) { return &AllocFSCatCommand{Meta: m}, nil },
+		"alloc fs stat": func() (cli.Command, error) { return &AllocFSStatCommand{Meta: m}, nil },
 		"sim":           func() (cli.Command, error) { return &SimCommand{Meta: m}, nil },
 		"version":       func() (cli.Command, error) { return &VersionCommand{Meta: m}, nil },
 

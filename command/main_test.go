@@ -3,6 +3,7 @@ package command
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -33,16 +34,18 @@ func run(t *testing.T, addr string, args ...string) (int, string, string) {
 	return code, ui.OutputWriter.String() + raw.String(), ui.ErrorWriter.String()
 }
 
-// fakeAgent answers "METHOD /path" with canned JSON and records requests.
+// fakeAgent answers "METHOD /path" with canned JSON (raw bytes for the
+// file and log routes) and records requests.
 type fakeAgent struct {
-	mu     sync.Mutex
-	routes map[string]func(r *http.Request) (int, any)
-	seen   []string
+	mu       sync.Mutex
+	routes   map[string]func(r *http.Request) (int, any)
+	handlers map[string]http.Handler
+	seen     []string
 }
 
 func newFakeAgent(t *testing.T) (*fakeAgent, string) {
 	t.Helper()
-	f := &fakeAgent{routes: map[string]func(*http.Request) (int, any){}}
+	f := &fakeAgent{routes: map[string]func(*http.Request) (int, any){}, handlers: map[string]http.Handler{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv.URL
@@ -52,8 +55,12 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Method + " " + r.URL.Path
 	f.mu.Lock()
 	f.seen = append(f.seen, key+"?"+r.URL.RawQuery)
-	h := f.routes[key]
+	h, raw := f.routes[key], f.handlers[key]
 	f.mu.Unlock()
+	if raw != nil {
+		raw.ServeHTTP(w, r)
+		return
+	}
 	if h == nil {
 		http.Error(w, "no such API: "+key, http.StatusNotFound)
 		return
@@ -66,7 +73,7 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprint(body), code)
 		return
 	}
-	if s, ok := body.(string); ok && strings.HasPrefix(key, "GET /v1/client/fs/logs/") {
+	if s, ok := body.(string); ok && (strings.HasPrefix(key, "GET /v1/client/fs/logs/") || strings.HasPrefix(key, "GET /v1/client/fs/cat/")) {
 		fmt.Fprint(w, s)
 		return
 	}
@@ -82,6 +89,24 @@ func (f *fakeAgent) onFunc(key string, h func(r *http.Request) (int, any)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.routes[key] = h
+}
+
+// onHandler serves key with h (a websocket, say).
+func (f *fakeAgent) onHandler(key string, h http.Handler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers[key] = h
+}
+
+// runIO runs the CLI with stdin and returns the exit code, stdout and
+// stderr, raw bytes included.
+func runIO(t *testing.T, addr string, stdin io.Reader, args ...string) (int, string, string) {
+	t.Helper()
+	ui := cli.NewMockUi()
+	var out, errOut strings.Builder
+	t.Setenv("DROVER_ADDR", addr)
+	code := Run(args, Meta{Ui: ui, Stdout: &out, Stderr: &errOut, Stdin: stdin})
+	return code, ui.OutputWriter.String() + out.String(), ui.ErrorWriter.String() + errOut.String()
 }
 
 func (f *fakeAgent) requests() []string {

@@ -23,6 +23,11 @@ type Meta struct {
 	Ui cli.Ui
 	// Stdout receives raw bytes (alloc logs); nil means os.Stdout.
 	Stdout io.Writer
+	// Stderr receives a remote command's stderr (alloc exec); nil means
+	// os.Stderr.
+	Stderr io.Writer
+	// Stdin is what alloc exec forwards; nil means os.Stdin.
+	Stdin io.Reader
 	// ShutdownCh, when set, is handed to the agent command (tests).
 	ShutdownCh <-chan struct{}
 	// Now is the clock for relative times; nil means time.Now.
@@ -50,14 +55,30 @@ func (m *Meta) flagSet(name string) *flag.FlagSet {
 func (m *Meta) parse(fs *flag.FlagSet, args []string) (positional []string, ok bool) {
 	positional, err := parseInterspersed(fs, args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, false
-		}
-		m.Ui.Error(fmt.Sprintf("Error parsing arguments: %s", err))
-		m.Ui.Error(fmt.Sprintf("Run 'drover %s -help' for usage.", fs.Name()))
+		m.parseError(fs, err)
 		return nil, false
 	}
 	return positional, true
+}
+
+// parseLeading parses only the flags before the first positional
+// argument (or "--") and returns everything after them as is: for
+// commands whose trailing arguments belong to another program.
+func (m *Meta) parseLeading(fs *flag.FlagSet, args []string) (rest []string, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		m.parseError(fs, err)
+		return nil, false
+	}
+	return fs.Args(), true
+}
+
+// parseError prints a flag parse error and a pointer to -help.
+func (m *Meta) parseError(fs *flag.FlagSet, err error) {
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	m.Ui.Error(fmt.Sprintf("Error parsing arguments: %s", err))
+	m.Ui.Error(fmt.Sprintf("Run 'drover %s -help' for usage.", fs.Name()))
 }
 
 // parseInterspersed is fs.Parse that keeps going past positional
@@ -135,6 +156,20 @@ func (m *Meta) stdout() io.Writer {
 		return m.Stdout
 	}
 	return os.Stdout
+}
+
+func (m *Meta) stderr() io.Writer {
+	if m.Stderr != nil {
+		return m.Stderr
+	}
+	return os.Stderr
+}
+
+func (m *Meta) stdin() io.Reader {
+	if m.Stdin != nil {
+		return m.Stdin
+	}
+	return os.Stdin
 }
 
 // outputJSON prints v as indented JSON.

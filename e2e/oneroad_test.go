@@ -123,6 +123,7 @@ func clientOps(t *testing.T, a *agentProc, allocID, nodeID, want string) {
 	if code != http.StatusOK || !strings.Contains(body, want) {
 		t.Errorf("fs cat: %d %q, want %q", code, body, want)
 	}
+	droverClientOps(t, a, allocID, want)
 	var stats struct{ NodeID string }
 	if code := a.getJSON("/v1/client/stats?node_id="+nodeID, &stats); code != http.StatusOK || stats.NodeID != nodeID {
 		t.Errorf("node stats of %s: %d, node %q", nodeID, code, stats.NodeID)
@@ -152,7 +153,9 @@ func clientOps(t *testing.T, a *agentProc, allocID, nodeID, want string) {
 	// Nodes().Stats of the allocation's node, remote or not: the right
 	// node's GPUs (each node's simulated GPU has its own UUID).
 	var node struct {
-		NodeResources struct{ Devices []struct{ Instances []struct{ ID string } } }
+		NodeResources struct {
+			Devices []struct{ Instances []struct{ ID string } }
+		}
 	}
 	if code := a.getJSON("/v1/node/"+nodeID, &node); code != http.StatusOK || len(node.NodeResources.Devices) != 1 {
 		t.Fatalf("GET node %s: %d %+v", nodeID, code, node)
@@ -208,6 +211,37 @@ follow:
 		ts := al.TaskStates["main"]
 		return err == nil && ts != nil && ts.Restarts > before && ts.State == "running"
 	})
+}
+
+// droverClientOps checks alloc exec, alloc fs and alloc signal, asked of
+// agent a, on alloc (a running `echo <want>; exec sleep 600` task).
+func droverClientOps(t *testing.T, a *agentProc, allocID, want string) {
+	t.Helper()
+	if r := a.drover("alloc", "exec", allocID, "/bin/sh", "-c", "echo hi; echo oops >&2; exit 3"); r.code != 3 || r.stdout != "hi\n" || r.stderr != "oops\n" {
+		t.Errorf("alloc exec: exit %d, stdout %q, stderr %q; want 3, hi, oops", r.code, r.stdout, r.stderr)
+	}
+	if r := a.drover("alloc", "exec", allocID, "ls", "-d", "/"); r.code != 0 || r.stdout != "/\n" {
+		t.Errorf("alloc exec ls -d /: exit %d, stdout %q, stderr %q; want 0 and /", r.code, r.stdout, r.stderr)
+	}
+	if r := a.drover("alloc", "fs", "cat", allocID, "alloc/logs/main.stdout.0"); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("alloc fs cat: exit %d, stdout %q, stderr %q; want %q", r.code, r.stdout, r.stderr, want)
+	}
+	if r := a.drover("alloc", "fs", "ls", allocID, "alloc/logs"); r.code != 0 || !strings.Contains(r.stdout, "main.stdout.0") || !strings.HasPrefix(r.stdout, "Mode") {
+		t.Errorf("alloc fs ls: exit %d, stdout %q, stderr %q; want a table with main.stdout.0", r.code, r.stdout, r.stderr)
+	}
+	if r := a.drover("alloc", "fs", allocID, "alloc/logs/main.stdout.0"); r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("alloc fs ALLOC FILE: exit %d, stdout %q, stderr %q; want %q", r.code, r.stdout, r.stderr, want)
+	}
+	if r := a.drover("alloc", "fs", "cat", allocID, "alloc/logs/nope"); r.code != 1 || !strings.Contains(r.stderr, "nope") {
+		t.Errorf("alloc fs cat of a missing file: exit %d, stderr %q; want 1 naming it", r.code, r.stderr)
+	}
+	// SIGCONT leaves sleep running (SIGUSR1 would end it).
+	if r := a.drover("alloc", "signal", "-s", "SIGCONT", allocID); r.code != 0 {
+		t.Errorf("alloc signal -s SIGCONT: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := a.drover("alloc", "signal", "-s", "SIGBOGUS", allocID, "main"); r.code != 1 || !strings.Contains(r.stderr, "SIGBOGUS") {
+		t.Errorf("alloc signal -s SIGBOGUS: exit %d, stderr %q; want 1 naming the signal", r.code, r.stderr)
+	}
 }
 
 func restarts(t *testing.T, c *nomad.Client, allocID string) uint64 {
