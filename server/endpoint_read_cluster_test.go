@@ -41,8 +41,10 @@ func TestReads_StaleOnFollower(t *testing.T) {
 			func() any { return &structs.SingleEvalResponse{} }, reg.Index},
 		{"node list", structs.RPCNodeList, func(q structs.QueryOptions) any { return &structs.NodeListRequest{QueryOptions: q} },
 			func() any { return &structs.NodeListResponse{} }, nodeResp.Index},
+		// Nodes and allocations: the job's registration writes neither
+		// (its allocation comes when the scheduler has placed it).
 		{"gpu summary", structs.RPCGPUSummary, func(q structs.QueryOptions) any { return &structs.GenericRequest{QueryOptions: q} },
-			func() any { return &structs.GPUSummaryResponse{} }, reg.Index},
+			func() any { return &structs.GPUSummaryResponse{} }, nodeResp.Index},
 	}
 	meta := func(reply any) structs.QueryMeta {
 		return reflect.ValueOf(reply).Elem().FieldByName("QueryMeta").Interface().(structs.QueryMeta)
