@@ -432,14 +432,18 @@ func (w execWriter) Write(p []byte) (int, error) {
 // agent: the servers forward it as they need. A blocking query waits up
 // to its own wait on top of the client's RPC timeout.
 func (c *Client) RPC(ctx context.Context, method string, args, reply any) error {
+	timeout := c.cfg.RPCTimeout
 	if q, ok := args.(interface {
 		QueryWait() (blocking bool, wait time.Duration)
 	}); ok {
 		if blocking, wait := q.QueryWait(); blocking {
-			return c.rpc.callBlocking(ctx, wait, method, args, reply)
+			if wait <= 0 || wait > DefaultMaxQueryTime {
+				wait = DefaultMaxQueryTime // the servers' cap
+			}
+			timeout += wait + wait/16
 		}
 	}
-	return c.rpc.call(ctx, method, args, reply)
+	return c.rpc.callUser(ctx, timeout, method, args, reply)
 }
 
 // StreamCall starts a streaming call (a client operation on any node)

@@ -129,6 +129,56 @@ func (p *rpcPool) callWithin(ctx context.Context, timeout time.Duration, method 
 	}
 }
 
+// callUser is a call the agent's HTTP API makes on the client's
+// connection for a user (on a client-only agent). The servers already
+// forward it to the leader and wait out elections, so unlike the
+// client's own calls it is not sent to another server after a failure
+// (a write that may have applied must not apply twice), except a read
+// whose connection broke, once. Nor does its failure drop the
+// connection, which carries the node's own calls and client operations,
+// unless the connection itself failed.
+func (p *rpcPool) callUser(ctx context.Context, timeout time.Duration, method string, args, reply any) error {
+	read := false
+	if info, ok := args.(structs.RPCInfo); ok {
+		read = info.IsRead()
+	}
+	for attempt := 0; ; attempt++ {
+		c, err := p.client(ctx)
+		if err != nil {
+			return err
+		}
+		err = p.callUserOnce(ctx, c, timeout, method, args, reply)
+		broken := err != nil && !structs.IsRemote(err) && ctx.Err() == nil && !errors.Is(err, structs.ErrUnavailable)
+		if broken {
+			p.drop(c, err)
+		}
+		if !broken || !read || attempt > 0 {
+			return err
+		}
+	}
+}
+
+func (p *rpcPool) callUserOnce(ctx context.Context, c *serverConn, timeout time.Duration, method string, args, reply any) error {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	call := c.rpc.Go(method, args, reply, make(chan *rpc.Call, 1))
+	select {
+	case <-call.Done:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-expired:
+		return fmt.Errorf("%s: no answer in %v: %w", method, timeout, structs.ErrUnavailable)
+	}
+	if err := structs.DecodeRPCError(call.Error); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
 // callDrainTimeout bounds how long a call that timed out waits for its
 // dropped connection to end it.
 const callDrainTimeout = 5 * time.Second

@@ -232,3 +232,56 @@ func TestRPCPoolDialDoesNotHoldOthers(t *testing.T) {
 		t.Error("the connection dialed after close is still open")
 	}
 }
+
+// TestRPCPoolUserCalls: a user's write through a client-only agent is
+// sent once, even when its connection breaks under it (it may have
+// applied: the caller is told, and it is not applied twice on the next
+// server); a user's call that times out or is refused keeps the
+// connection, which carries the node's own traffic.
+func TestRPCPoolUserCalls(t *testing.T) {
+	a, b := newFakeServer(t, time.Second), newFakeServer(t, time.Second)
+	p := newRPCPool([]string{a.addr(), b.addr()}, time.Minute, nil)
+	defer p.close()
+	ctx := context.Background()
+	upd := &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: "a1", NodeID: "n1"}}}
+
+	a.set(func(s *fakeServer) { s.breakUpdates = 1 })
+	if err := p.callUser(ctx, time.Minute, structs.RPCNodeUpdateAlloc, upd, &structs.GenericResponse{}); err == nil {
+		t.Fatal("a write whose connection broke under it succeeded")
+	}
+	var sent int
+	for _, s := range []*fakeServer{a, b} {
+		s.set(func(s *fakeServer) { sent += s.updateCalls })
+	}
+	if sent != 1 {
+		t.Errorf("the write reached servers %d times, want once", sent)
+	}
+
+	// Refused (no leader): an answer, not a broken connection.
+	var resp structs.NodeUpdateResponse
+	for _, s := range []*fakeServer{a, b} {
+		s.set(func(s *fakeServer) { s.leaderless = true })
+	}
+	err := p.callUser(ctx, time.Minute, structs.RPCNodeUpdateStatus, &structs.NodeUpdateStatusRequest{NodeID: "n1"}, &resp)
+	if !errors.Is(err, structs.ErrNoLeader) {
+		t.Fatalf("user call to a leaderless server = %v, want ErrNoLeader", err)
+	}
+	p.mu.Lock()
+	conn := p.conn
+	p.mu.Unlock()
+	// Timed out: the connection stays.
+	for _, s := range []*fakeServer{a, b} {
+		s.set(func(s *fakeServer) { s.leaderless = false })
+	}
+	var allocs structs.NodeAllocsResponse
+	err = p.callUser(ctx, 50*time.Millisecond, structs.RPCNodeGetAllocs,
+		&structs.NodeSpecificRequest{NodeID: "n", QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: time.Second}}, &allocs)
+	if !errors.Is(err, structs.ErrUnavailable) {
+		t.Errorf("timed-out user call = %v, want ErrUnavailable", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if conn == nil || p.conn != conn {
+		t.Error("a refused or timed-out user call dropped the node's connection")
+	}
+}
