@@ -63,10 +63,10 @@ func (c *Client) serveStream(stream net.Conn) {
 		return
 	}
 	var req structs.StreamRequest
-	if err := structs.ReadStreamMsg(stream, &req); err != nil {
+	if err := structs.ReadStreamMsgLimit(stream, &req, structs.MaxStreamRequest); err != nil {
 		return
 	}
-	args, err := structs.ReadStreamMsgRaw(stream)
+	args, err := structs.ReadStreamMsgRawLimit(stream, structs.MaxStreamRequest)
 	if err != nil {
 		return
 	}

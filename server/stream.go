@@ -56,10 +56,10 @@ func (s *Server) serveStreaming(conn net.Conn) {
 	defer conn.Close()
 	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
 	var req structs.StreamRequest
-	if err := structs.ReadStreamMsg(conn, &req); err != nil {
+	if err := structs.ReadStreamMsgLimit(conn, &req, structs.MaxStreamRequest); err != nil {
 		return
 	}
-	args, err := structs.ReadStreamMsgRaw(conn)
+	args, err := structs.ReadStreamMsgRawLimit(conn, structs.MaxStreamRequest)
 	if err != nil {
 		return
 	}

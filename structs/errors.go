@@ -120,6 +120,35 @@ func CodeOf(err error) ErrCode {
 
 func (e *Error) errCode() ErrCode { return e.Code }
 
+// keyedSentinel returns the first sentinel with a wire key in err's
+// chain (depth first, as errors.Is walks it), or nil; a package's own
+// coded error (NewCodedError) does not hide a shared sentinel beneath.
+func keyedSentinel(err error) *Error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *Error:
+		if e.key != "" {
+			return e
+		}
+	case *RemoteError:
+		if e.Sentinel != nil {
+			return e.Sentinel
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return keyedSentinel(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if s := keyedSentinel(e); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
 // RemoteError is an error an endpoint returned on another machine, as
 // DecodeRPCError restores it: its text, its code, and the sentinel it
 // wrapped (errors.Is matches it).
@@ -148,8 +177,7 @@ const rpcErrorMark = "\x1edrover-err\x1e"
 // response carries it.
 func EncodeRPCError(err error) string {
 	key := ""
-	var s *Error
-	if errors.As(err, &s) {
+	if s := keyedSentinel(err); s != nil {
 		key = s.key
 	}
 	var b strings.Builder
@@ -187,7 +215,11 @@ func decodeRPCErrorText(text string) *RemoteError {
 	if err != nil || code < 0 || code > 255 {
 		return &RemoteError{Code: CodeInternal, Msg: msg}
 	}
-	return &RemoteError{Code: ErrCode(code), Msg: msg, Sentinel: sentinels[key]}
+	re := &RemoteError{Code: ErrCode(code), Msg: msg, Sentinel: sentinels[key]}
+	if re.Sentinel != nil {
+		re.Code = re.Sentinel.Code // a known sentinel's code is its own
+	}
+	return re
 }
 
 // DecodeRPCErrorText is DecodeRPCError for a text read off a stream

@@ -3,6 +3,7 @@ package structs
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -66,26 +67,46 @@ func WriteStreamMsg(w io.Writer, v any) error {
 // which WriteStreamMsg sends as it is.
 type RawMsg []byte
 
-// ReadStreamMsgRaw reads one message's msgpack bytes.
+// MaxStreamRequest bounds a streaming call's request and arguments
+// (64 KiB): they name an operation, not data.
+const MaxStreamRequest = 64 << 10
+
+// ReadStreamMsgRaw reads one message's msgpack bytes, of at most
+// MaxStreamMessage.
 func ReadStreamMsgRaw(r io.Reader) ([]byte, error) {
+	return ReadStreamMsgRawLimit(r, MaxStreamMessage)
+}
+
+// ReadStreamMsgRawLimit reads one message of at most limit bytes. Memory
+// grows with what arrives, not with what the peer announces.
+func ReadStreamMsgRawLimit(r io.Reader, limit int) ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(head[:])
-	if n > MaxStreamMessage {
-		return nil, fmt.Errorf("stream message of %d bytes: %w (limit %d)", n, ErrTooLarge, MaxStreamMessage)
+	if int64(n) > int64(limit) {
+		return nil, fmt.Errorf("stream message of %d bytes: %w (limit %d)", n, ErrTooLarge, limit)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, fmt.Errorf("read stream message: %w", io.ErrUnexpectedEOF)
+	var buf bytes.Buffer
+	buf.Grow(min(int(n), 64<<10))
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("read stream message: %w", err)
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
 
 // ReadStreamMsg reads one message into v.
 func ReadStreamMsg(r io.Reader, v any) error {
-	b, err := ReadStreamMsgRaw(r)
+	return ReadStreamMsgLimit(r, v, MaxStreamMessage)
+}
+
+// ReadStreamMsgLimit reads one message of at most limit bytes into v.
+func ReadStreamMsgLimit(r io.Reader, v any, limit int) error {
+	b, err := ReadStreamMsgRawLimit(r, limit)
 	if err != nil {
 		return err
 	}
