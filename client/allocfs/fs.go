@@ -63,7 +63,7 @@ func (f *FS) List(path string) ([]*structs.AllocFileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := f.root.Open(name)
+	dir, err := openNoBlock(f.root, name)
 	if err != nil {
 		return nil, pathError("list", path, err)
 	}
@@ -145,7 +145,7 @@ func (f *FS) openFile(op, path string) (file *os.File, name string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	file, err = f.root.Open(name)
+	file, err = openNoBlock(f.root, name)
 	if err != nil {
 		return nil, "", pathError(op, path, err)
 	}
@@ -154,11 +154,24 @@ func (f *FS) openFile(op, path string) (file *os.File, name string, err error) {
 		file.Close()
 		return nil, "", pathError(op, path, err)
 	}
-	if st.IsDir() {
+	switch {
+	case st.IsDir():
 		file.Close()
 		return nil, "", fmt.Errorf("%s %q: is a directory: %w", op, path, structs.ErrInvalid)
+	case !st.Mode().IsRegular():
+		// A FIFO would block a reader forever, a device node would read
+		// the host's device as the agent: neither is served.
+		file.Close()
+		return nil, "", fmt.Errorf("%s %q: not a regular file (%s): %w", op, path, st.Mode().Type(), structs.ErrInvalid)
 	}
 	return file, name, nil
+}
+
+// openNoBlock opens name for reading without blocking on a FIFO and
+// without making a terminal the agent's controlling one; callers check
+// what they opened.
+func openNoBlock(root *os.Root, name string) (*os.File, error) {
+	return root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 }
 
 // fileInfo describes fi, found at name.
@@ -182,11 +195,14 @@ func (f *FS) fileInfo(name string, fi fs.FileInfo) *structs.AllocFileInfo {
 
 // sniff guesses a file's content type from its first bytes.
 func (f *FS) sniff(name string) string {
-	file, err := f.root.Open(name)
+	file, err := openNoBlock(f.root, name)
 	if err != nil {
 		return "application/octet-stream"
 	}
 	defer file.Close()
+	if st, err := file.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "application/octet-stream" // swapped since it was listed
+	}
 	buf := make([]byte, sniffBytes)
 	n, _ := io.ReadFull(file, buf)
 	return http.DetectContentType(buf[:n])

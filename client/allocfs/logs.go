@@ -158,7 +158,7 @@ func (c *logCursor) await(ctx context.Context, s *streamer, follow bool, dead fu
 // list returns the log's regular files, oldest first, with their sizes.
 // A missing LogsDir is no files.
 func (c *logCursor) list() ([]logFile, error) {
-	dir, err := c.root.Open(LogsDir)
+	dir, err := openNoBlock(c.root, LogsDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -234,9 +234,13 @@ func (c *logCursor) seek(files []logFile, pos int64) error {
 
 // open makes lf the file being read, from its start.
 func (c *logCursor) open(lf logFile) error {
-	f, err := c.root.Open(path.Join(LogsDir, lf.name))
+	f, err := openNoBlock(c.root, path.Join(LogsDir, lf.name))
 	if err != nil {
 		return pathError("logs", path.Join(LogsDir, lf.name), err)
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("log %s: not a regular file: %w", path.Join(LogsDir, lf.name), structs.ErrInvalid)
 	}
 	c.close()
 	c.f, c.name, c.index, c.off = f, lf.name, lf.index, 0
