@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -78,9 +79,15 @@ func (c *Client) serveStream(stream net.Conn) {
 		return
 	}
 	if op, ok := c.unaryOps()[req.Method]; ok {
-		reply, err := op(ctx, args)
+		// Encoded before the answer, so that a reply over the limit is
+		// an error the caller gets, not a stream cut short.
+		var reply bytes.Buffer
+		res, err := op(ctx, args)
+		if err == nil {
+			err = structs.WriteStreamMsg(&reply, res)
+		}
 		if answer(stream, err) && err == nil {
-			_ = structs.WriteStreamMsg(stream, reply)
+			_, _ = stream.Write(reply.Bytes())
 		}
 		return
 	}
@@ -356,7 +363,7 @@ func (c *Client) opExec(_ context.Context, args []byte) (func(context.Context, n
 		defer stdin.Close()
 		resize := make(chan drivers.TerminalSize, 4)
 		go readExecInput(stream, stdinW, resize, cancel)
-		out := &execOutput{stream: stream}
+		out := &execOutput{stream: stream, cancel: cancel}
 		code, err := r.ar.ExecTask(ctx, req.Task, &drivers.ExecOptions{
 			Command: req.Command, TTY: req.TTY, Stdin: stdin,
 			Stdout: out.writer(false), Stderr: out.writer(true), Resize: resize,
@@ -368,29 +375,56 @@ func (c *Client) opExec(_ context.Context, args []byte) (func(context.Context, n
 	}, nil
 }
 
+// execInputQueue bounds the caller's input messages waiting for a
+// command that does not read them (each at most MaxStreamMessage).
+const execInputQueue = 64
+
 // readExecInput feeds what the caller sends to an exec'd command: input
-// and its end, and terminal sizes. The caller going away ends the exec.
+// and its end, and terminal sizes. It never blocks on the command: input
+// waits in a bounded queue that writeExecInput drains, so the caller
+// going away (its stream ending) always ends the exec, and a caller that
+// sends more than a command that does not read its input takes ends it
+// too.
 func readExecInput(stream net.Conn, stdin *io.PipeWriter, resize chan<- drivers.TerminalSize, cancel context.CancelFunc) {
 	defer cancel()
+	queue := make(chan structs.StreamMsg, execInputQueue)
+	defer close(queue)
+	go writeExecInput(queue, stdin)
 	for {
 		var m structs.StreamMsg
 		if err := structs.ReadStreamMsg(stream, &m); err != nil {
 			stdin.CloseWithError(err)
 			return
 		}
-		if len(m.Stdin) > 0 {
-			if _, err := stdin.Write(m.Stdin); err != nil {
-				continue // the command closed its input; keep reading sizes and the end
-			}
-		}
-		if m.StdinClosed {
-			stdin.Close()
-		}
 		if m.TTYSize != nil {
 			select {
 			case resize <- drivers.TerminalSize{Height: m.TTYSize.Height, Width: m.TTYSize.Width}:
 			default: // a burst of resizes: the later ones win
 			}
+		}
+		if len(m.Stdin) == 0 && !m.StdinClosed {
+			continue
+		}
+		select {
+		case queue <- m:
+		default:
+			stdin.CloseWithError(errors.New("exec: input overrun: the command does not read its input"))
+			return
+		}
+	}
+}
+
+// writeExecInput writes queued input to the command until the queue
+// closes or the command's input does.
+func writeExecInput(queue <-chan structs.StreamMsg, stdin *io.PipeWriter) {
+	for m := range queue {
+		if len(m.Stdin) > 0 {
+			if _, err := stdin.Write(m.Stdin); err != nil {
+				continue // closed: drain the queue
+			}
+		}
+		if m.StdinClosed {
+			stdin.Close()
 		}
 	}
 }
@@ -400,12 +434,19 @@ func readExecInput(stream net.Conn, stdin *io.PipeWriter, resize chan<- drivers.
 type execOutput struct {
 	mu     sync.Mutex
 	stream net.Conn
+	cancel context.CancelFunc
 }
 
+// send writes a message; a failed write (the caller went away) ends the
+// exec.
 func (o *execOutput) send(m *structs.StreamMsg) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return structs.WriteStreamMsg(o.stream, m)
+	err := structs.WriteStreamMsg(o.stream, m)
+	if err != nil && o.cancel != nil {
+		o.cancel()
+	}
+	return err
 }
 
 type execWriter struct {

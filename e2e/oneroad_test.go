@@ -255,3 +255,53 @@ func restarts(t *testing.T, c *nomad.Client, allocID string) uint64 {
 	}
 	return 0
 }
+
+// TestE2E_ClientOpsAcrossServers: three servers, each client connected to
+// a different one; from every server's address (the leader's included,
+// which forwarded node calls reach from the followers), logs, files and
+// exec reach both allocations: a server without the node's connection
+// relays through the server that has it.
+func TestE2E_ClientOpsAcrossServers(t *testing.T) {
+	dir := t.TempDir()
+	var ports [][]int
+	for range 5 {
+		ports = append(ports, freePorts(t, 3))
+	}
+	serf := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i][2]) }
+	rpcAddr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i][1]) }
+	var servers []*agentProc
+	for i := range 3 {
+		var join []string
+		for j := range 3 {
+			if j != i {
+				join = append(join, serf(j))
+			}
+		}
+		servers = append(servers, launchAgent(t, ports[i][0], "-config", clusterServerConfig(t, dir, fmt.Sprintf("server-%d", i+1), ports[i], join)))
+	}
+	waitFor(t, 30*time.Second, "three servers to agree on a leader", func() bool { return agreedLeader(servers) != "" })
+	// client-a knows only server-2, client-b only server-3.
+	for i, name := range []string{"client-a", "client-b"} {
+		launchAgent(t, ports[3+i][0], "-config", clusterClientConfig(t, dir, name, ports[3+i], []string{rpcAddr(1 + i)}, 1))
+	}
+	waitFor(t, 30*time.Second, "both clients' nodes ready", func() bool { return nodesReady(servers[0], 2) })
+
+	for _, node := range []string{"client-a", "client-b"} {
+		job := "on-" + node
+		if r := servers[0].drover("job", "run", "-detach", writeFile(t, dir, job+".hcl", pinnedJob(job, node))); r.code != 0 {
+			t.Fatalf("job run %s: exit %d: %s%s", job, r.code, r.stdout, r.stderr)
+		}
+		alloc := servers[0].waitAlloc(job, "running")
+		want := "hello-from-" + node
+		for i, a := range servers {
+			waitFor(t, 10*time.Second, fmt.Sprintf("%s's log through server-%d", job, i+1), func() bool {
+				code, body := a.do("GET", "/v1/client/fs/cat/"+alloc.ID+"?path=alloc/logs/main.stdout.0", "")
+				return code == http.StatusOK && strings.Contains(body, want)
+			})
+			r := a.drover("alloc", "exec", alloc.ID, "/bin/sh", "-c", "echo in-"+node+"; exit 5")
+			if r.code != 5 || !strings.Contains(r.stdout, "in-"+node) {
+				t.Errorf("alloc exec on %s through server-%d: exit %d, stdout %q, stderr %q", node, i+1, r.code, r.stdout, r.stderr)
+			}
+		}
+	}
+}

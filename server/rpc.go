@@ -16,6 +16,10 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
+// maxSessionStreams bounds the streams one multiplexed session may hold
+// open at once (calls, client operations in flight, forwarded calls).
+const maxSessionStreams = 4096
+
 // firstByteTimeout bounds how long a new connection may take to say which
 // protocol it speaks.
 const firstByteTimeout = 10 * time.Second
@@ -119,6 +123,7 @@ func (s *Server) serveMultiplex(conn net.Conn, fromNode bool) {
 	}
 	defer sess.Close()
 	defer s.nodeConns.dropSession(sess)
+	open := make(chan struct{}, maxSessionStreams)
 	for {
 		stream, err := sess.Accept()
 		if err != nil {
@@ -127,9 +132,17 @@ func (s *Server) serveMultiplex(conn net.Conn, fromNode bool) {
 			}
 			return
 		}
+		select {
+		case open <- struct{}{}:
+		default:
+			s.logger.Warn("refused a stream: the session has too many", "remote", conn.RemoteAddr(), "limit", maxSessionStreams)
+			_ = stream.Close()
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer func() { <-open }()
 			if fromNode {
 				s.serveStream(stream, sess)
 			} else {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
+
+	"github.com/hashicorp/yamux"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -27,8 +30,10 @@ var clientOps = map[string]bool{
 }
 
 // nodeAnswerTimeout bounds the wait for a node (or the server it is
-// connected to) to answer a client operation's request.
-const nodeAnswerTimeout = 10 * time.Second
+// connected to) to answer a client operation's request; a unary one is
+// answered once done (a GPU health change waits for the node's
+// registration, up to the client's RPC timeout).
+const nodeAnswerTimeout = 30 * time.Second
 
 // StreamCall starts a streaming call in process, as a remote caller
 // would on a stream: on success it returns the stream, on which the
@@ -173,11 +178,14 @@ func startRawStream(stream net.Conn, req *structs.StreamRequest, args []byte) er
 		return fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
 	}
 	if err := structs.StartStream(stream, req, structs.RawMsg(args)); err != nil {
-		if structs.CodeOf(err) == structs.CodeInternal && !structs.IsRemote(err) {
-			// The stream broke before an answer.
-			return fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
+		switch {
+		case structs.IsRemote(err) || structs.CodeOf(err) != structs.CodeInternal:
+			return err // the node's (or the other server's) answer
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, yamux.ErrTimeout):
+			return fmt.Errorf("node %s: no answer in %v: %w", req.NodeID, nodeAnswerTimeout, structs.ErrUnavailable)
 		}
-		return err
+		// The stream broke before an answer.
+		return fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
 	}
 	_ = stream.SetDeadline(time.Time{})
 	return nil

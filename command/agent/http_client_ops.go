@@ -3,9 +3,11 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -40,11 +42,16 @@ func (h *httpAPI) clientCall(r *http.Request, method string, args, reply any) er
 		return err
 	}
 	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(clientCallTimeout))
 	if err := structs.ReadStreamMsg(conn, reply); err != nil {
-		return errors.Join(errors.New(method+": read reply"), err)
+		return fmt.Errorf("%s: read reply: %w (%v)", method, structs.ErrUnavailable, err)
 	}
 	return nil
 }
+
+// clientCallTimeout bounds reading a unary client operation's reply once
+// the node accepted it.
+const clientCallTimeout = time.Minute
 
 // allocStop stops an allocation; the scheduler replaces it.
 func (h *httpAPI) allocStop(w http.ResponseWriter, r *http.Request) (any, error) {
