@@ -219,19 +219,16 @@ func (c *Client) allocFS(allocID string) (*allocfs.FS, *runner, error) {
 }
 
 func (c *Client) opFSList(_ context.Context, args []byte) (any, error) {
-	var req structs.ClientFSRequest
-	if err := decodeArgs(args, &req); err != nil {
-		return nil, err
-	}
-	fs, _, err := c.allocFS(req.AllocID)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	return fs.List(req.Path)
+	return c.withFS(args, func(fs *allocfs.FS, path string) (any, error) { return fs.List(path) })
 }
 
 func (c *Client) opFSStat(_ context.Context, args []byte) (any, error) {
+	return c.withFS(args, func(fs *allocfs.FS, path string) (any, error) { return fs.Stat(path) })
+}
+
+// withFS decodes a ClientFSRequest and runs fn on its allocation's
+// directory.
+func (c *Client) withFS(args []byte, fn func(fs *allocfs.FS, path string) (any, error)) (any, error) {
 	var req structs.ClientFSRequest
 	if err := decodeArgs(args, &req); err != nil {
 		return nil, err
@@ -241,7 +238,7 @@ func (c *Client) opFSStat(_ context.Context, args []byte) (any, error) {
 		return nil, err
 	}
 	defer fs.Close()
-	return fs.Stat(req.Path)
+	return fn(fs, req.Path)
 }
 
 // fsChunk is the most file data one StreamMsg carries.

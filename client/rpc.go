@@ -159,6 +159,21 @@ func (p *rpcPool) callUser(ctx context.Context, timeout time.Duration, method st
 }
 
 func (p *rpcPool) callUserOnce(ctx context.Context, c *serverConn, timeout time.Duration, method string, args, reply any) error {
+	_, err := awaitCall(ctx, c, timeout, method, args, reply)
+	if errors.Is(err, errCallTimeout) {
+		return fmt.Errorf("%w: %w", err, structs.ErrUnavailable)
+	}
+	return err
+}
+
+// errCallTimeout marks a call its server did not answer in time.
+var errCallTimeout = errors.New("no answer in time")
+
+// awaitCall sends a call on c and waits for its answer (its error
+// decoded, structs.DecodeRPCError), for ctx, or for timeout (0: none).
+// After a timeout the call is still in flight: it returns it with an
+// error wrapping errCallTimeout.
+func awaitCall(ctx context.Context, c *serverConn, timeout time.Duration, method string, args, reply any) (*rpc.Call, error) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -169,14 +184,14 @@ func (p *rpcPool) callUserOnce(ctx context.Context, c *serverConn, timeout time.
 	select {
 	case <-call.Done:
 	case <-ctx.Done():
-		return ctx.Err()
+		return call, ctx.Err()
 	case <-expired:
-		return fmt.Errorf("%s: no answer in %v: %w", method, timeout, structs.ErrUnavailable)
+		return call, fmt.Errorf("%s: %w (%v)", method, errCallTimeout, timeout)
 	}
 	if err := structs.DecodeRPCError(call.Error); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
+		return call, fmt.Errorf("%s: %w", method, err)
 	}
-	return nil
+	return call, nil
 }
 
 // callDrainTimeout bounds how long a call that timed out waits for its
@@ -211,19 +226,9 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 	if err != nil {
 		return err
 	}
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	call := c.rpc.Go(method, args, reply, make(chan *rpc.Call, 1))
-	select {
-	case <-call.Done:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-expired:
-		err := fmt.Errorf("%s: no answer in %v", method, timeout)
+	call, err := awaitCall(ctx, c, timeout, method, args, reply)
+	switch {
+	case errors.Is(err, errCallTimeout):
 		p.drop(c, err)
 		// Closing the connection ends the call; wait for that, so that a
 		// late answer is not decoded into reply while the next server's
@@ -233,12 +238,14 @@ func (p *rpcPool) callOnce(ctx context.Context, timeout time.Duration, method st
 		case <-time.After(callDrainTimeout):
 		}
 		return err
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
 	}
-	if err := structs.DecodeRPCError(call.Error); err != nil {
+	if err != nil {
 		if !structs.IsRemote(err) || isLeaderless(err) {
 			p.drop(c, err)
 		}
-		return fmt.Errorf("%s: %w", method, err)
+		return err
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 // Blocking query limits.
 const (
 	defaultQueryWait = 5 * time.Minute
-	maxQueryWait     = 10 * time.Minute
+	maxQueryWait     = 5 * time.Minute // the servers' cap (server.maxQueryTime)
 )
 
 // backend is what the HTTP API needs from the agent: server endpoints

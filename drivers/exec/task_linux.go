@@ -14,9 +14,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 )
 
 // handshakeLimit bounds how long Start waits for the init to report
@@ -216,7 +216,7 @@ func (t *task) handshake(readyW *os.File) error {
 func (t *task) wait() {
 	line, _ := t.status.ReadString('\n')
 	var err error
-	if waitExited(t.pid) {
+	if hostexec.WaitExited(t.pid) {
 		t.mu.Lock()
 		// Leftovers in the group (fallback mode) die with the task.
 		_ = signalGroup(t.pid, syscall.SIGKILL)
@@ -302,21 +302,4 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 		return nil
 	}
 	return fmt.Errorf("signal process group %d with %v: %w", pgid, sig, err)
-}
-
-// pPID is waitid's P_PID id type.
-const pPID = 1
-
-// waitExited blocks until the process pid has exited, without reaping
-// it, so its PID (and group ID) stays reserved while the caller cleans
-// up. It reports whether it saw the exit.
-func waitExited(pid int) bool {
-	var info [128]byte // siginfo_t; only waitid's side effect matters
-	for {
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
-			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
-		if errno != syscall.EINTR {
-			return errno == 0
-		}
-	}
 }

@@ -56,7 +56,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts *drivers.ExecOptions, taskDone
 	)
 	go func() {
 		defer close(exited)
-		if !waitExited(pid) { // cannot wait without reaping here
+		if !WaitExited(pid) { // cannot wait without reaping here
 			werr, reaped = cmd.Wait(), true
 		}
 	}()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 	"github.com/droverhq/drover/drivers/logrotate"
 )
 
@@ -101,7 +102,7 @@ func ExecutorMain() int {
 	}
 	pid := cmd.Process.Pid
 	writeReport(report, executorReport{PID: pid})
-	if waitExited(pid) {
+	if hostexec.WaitExited(pid) {
 		// The leader is a zombie: its group ID still cannot name anyone
 		// else's group, so killing what the task left behind is safe.
 		_ = signalGroup(pid, syscall.SIGKILL)
