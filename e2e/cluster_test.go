@@ -73,6 +73,31 @@ client {
 `, name, filepath.Join(dir, name), ports[0], ports[1], ports[2], strings.Join(quoted, ", "), gpus))
 }
 
+// soloServerConfig writes the config of a server-only agent that
+// bootstraps a cluster of one, named server-1 with data dir
+// dir/server-1; ttl 0 keeps the default heartbeat TTL.
+func soloServerConfig(t *testing.T, dir string, ports []int, ttl time.Duration) string {
+	t.Helper()
+	extra := ""
+	if ttl > 0 {
+		extra = fmt.Sprintf("  heartbeat_ttl    = %q\n", ttl.String())
+	}
+	return writeFile(t, dir, "server.hcl", fmt.Sprintf(`
+name      = "server-1"
+data_dir  = %q
+bind_addr = "127.0.0.1"
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+server {
+  enabled          = true
+  bootstrap_expect = 1
+%s}
+`, filepath.Join(dir, "server-1"), ports[0], ports[1], ports[2], extra))
+}
+
 // launchAgent runs `drover agent args...` without waiting for anything
 // (a server of a cluster has no leader until the others are up).
 func launchAgent(t *testing.T, httpPort int, args ...string) *agentProc {
@@ -300,21 +325,7 @@ func TestE2E_ClientKillReplacesAllocs(t *testing.T) {
 	const ttl, grace = 2 * time.Second, 10 * time.Second
 	dir := t.TempDir()
 	ports := [][]int{freePorts(t, 3), freePorts(t, 3), freePorts(t, 3)}
-	serverCfg := writeFile(t, dir, "server.hcl", fmt.Sprintf(`
-name      = "server-1"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-  heartbeat_ttl    = %q
-}
-`, filepath.Join(dir, "server-1"), ports[0][0], ports[0][1], ports[0][2], ttl.String()))
+	serverCfg := soloServerConfig(t, dir, ports[0], ttl)
 	srv := launchAgent(t, ports[0][0], "-config", serverCfg)
 	waitFor(t, 30*time.Second, "the server to lead", func() bool { return leaderOf(srv) != "" })
 

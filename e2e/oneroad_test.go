@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,20 +50,7 @@ func pinnedJob(name, node string) string {
 func TestE2E_ClientOpsFromAnyAgent(t *testing.T) {
 	dir := t.TempDir()
 	ports := [][]int{freePorts(t, 3), freePorts(t, 3), freePorts(t, 3)}
-	serverCfg := writeFile(t, dir, "server.hcl", fmt.Sprintf(`
-name      = "server-1"
-data_dir  = %q
-bind_addr = "127.0.0.1"
-ports {
-  http = %d
-  rpc  = %d
-  serf = %d
-}
-server {
-  enabled          = true
-  bootstrap_expect = 1
-}
-`, filepath.Join(dir, "server-1"), ports[0][0], ports[0][1], ports[0][2]))
+	serverCfg := soloServerConfig(t, dir, ports[0], 0)
 	srv := launchAgent(t, ports[0][0], "-config", serverCfg)
 	waitFor(t, 30*time.Second, "the server to lead", func() bool { return leaderOf(srv) != "" })
 	servers := []string{fmt.Sprintf("127.0.0.1:%d", ports[0][1])}

@@ -5,10 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
 	"github.com/droverhq/drover/drivers"
@@ -82,33 +78,8 @@ func buildShellImage(api *client.Client) (string, error) {
 		sum.Write(files[name])
 	}
 	ref := "drover-test/shell:" + hex.EncodeToString(sum.Sum(nil))[:12]
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if _, err := api.ImageInspect(ctx, ref); err == nil {
-		return ref, nil
-	}
 	files["Dockerfile"] = []byte("FROM scratch\nCOPY bin /bin\nCOPY lib /lib\nCOPY lib64 /lib64\nENV PATH=/bin\n")
-	buildCtx, err := tarContext(files)
-	if err != nil {
-		return "", err
-	}
-	res, err := api.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true})
-	if err != nil {
-		return "", err
-	}
-	defer res.Body.Close()
-	dec := json.NewDecoder(res.Body)
-	for {
-		var m jsonstream.Message
-		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return ref, nil
-		} else if err != nil {
-			return "", err
-		}
-		if m.Error != nil {
-			return "", fmt.Errorf("image build: %s", m.Error.Message)
-		}
-	}
+	return ref, ensureImage(api, ref, files)
 }
 
 // shellTask is drivertest's TaskFunc for docker: script run by the

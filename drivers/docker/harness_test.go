@@ -72,33 +72,40 @@ func buildImage(api *client.Client) (string, error) {
 	}
 	sum := sha256.Sum256(binData)
 	ref := "drover-test/hello:" + hex.EncodeToString(sum[:])[:12]
+	files := map[string][]byte{
+		"Dockerfile": []byte("FROM scratch\nCOPY hello /hello\nENTRYPOINT [\"/hello\"]\n"),
+		"hello":      binData,
+	}
+	return ref, ensureImage(api, ref, files)
+}
+
+// ensureImage builds the image ref from a build context of files (a
+// Dockerfile among them) unless the engine already has it.
+func ensureImage(api *client.Client, ref string, files map[string][]byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := api.ImageInspect(ctx, ref); err == nil {
-		return ref, nil
+		return nil
 	}
-	buildCtx, err := tarContext(map[string][]byte{
-		"Dockerfile": []byte("FROM scratch\nCOPY hello /hello\nENTRYPOINT [\"/hello\"]\n"),
-		"hello":      binData,
-	})
+	buildCtx, err := tarContext(files)
 	if err != nil {
-		return "", err
+		return err
 	}
 	res, err := api.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true})
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer res.Body.Close()
 	dec := json.NewDecoder(res.Body)
 	for {
 		var m jsonstream.Message
 		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
-			return ref, nil
+			return nil
 		} else if err != nil {
-			return "", err
+			return err
 		}
 		if m.Error != nil {
-			return "", fmt.Errorf("image build: %s", m.Error.Message)
+			return fmt.Errorf("image build %s: %s", ref, m.Error.Message)
 		}
 	}
 }
