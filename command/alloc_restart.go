@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/droverhq/drover/api"
@@ -36,11 +37,9 @@ func (c *AllocRestartCommand) Run(args []string) int {
 	if !ok {
 		return exitError
 	}
-	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && task != "") {
+	id, task, ok := allocTaskArgs(args, task)
+	if !ok {
 		return c.usageError("alloc restart", "<alloc> and at most one task (argument or -task)")
-	}
-	if len(args) == 2 {
-		task = args[1]
 	}
 	client, ok := c.clientOrFail()
 	if !ok {
@@ -48,13 +47,8 @@ func (c *AllocRestartCommand) Run(args []string) int {
 	}
 	ctx, stop := c.context()
 	defer stop()
-	alloc, _, err := client.Allocations().Info(ctx, args[0], nil)
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error reading allocation %q: %s", args[0], err))
-		return exitError
-	}
-	if task != "" && !hasTask(alloc, task) {
-		c.Ui.Error(fmt.Sprintf("Allocation %q has no task %q", shortID(alloc.ID, false), task))
+	alloc, ok := c.allocWithTask(ctx, client, id, task)
+	if !ok {
 		return exitError
 	}
 	if _, err := client.Allocations().Restart(ctx, alloc.ID, task, &api.WriteOptions{Namespace: alloc.Namespace}); err != nil {
@@ -71,6 +65,33 @@ func (c *AllocRestartCommand) Run(args []string) int {
 
 // hasTask reports whether the allocation's group has the task (true when
 // the allocation carries no job to tell).
+// allocTaskArgs reads "<alloc> [<task>]" with the task from -task as an
+// alternative; ok is false for any other shape.
+func allocTaskArgs(args []string, flagTask string) (id, task string, ok bool) {
+	switch {
+	case len(args) == 1:
+		return args[0], flagTask, true
+	case len(args) == 2 && flagTask == "":
+		return args[0], args[1], true
+	}
+	return "", "", false
+}
+
+// allocWithTask reads the allocation id (or a unique prefix) and checks
+// that it has task when one is named, saying what is wrong otherwise.
+func (m *Meta) allocWithTask(ctx context.Context, client *api.Client, id, task string) (*structs.Allocation, bool) {
+	alloc, _, err := client.Allocations().Info(ctx, id, nil)
+	if err != nil {
+		m.Ui.Error(fmt.Sprintf("Error reading allocation %q: %s", id, err))
+		return nil, false
+	}
+	if task != "" && !hasTask(alloc, task) {
+		m.Ui.Error(fmt.Sprintf("Allocation %q has no task %q", shortID(alloc.ID, false), task))
+		return nil, false
+	}
+	return alloc, true
+}
+
 func hasTask(alloc *structs.Allocation, task string) bool {
 	if alloc.Job == nil {
 		return true

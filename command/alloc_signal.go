@@ -37,14 +37,12 @@ func (c *AllocSignalCommand) Run(args []string) int {
 	if !ok {
 		return exitError
 	}
-	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && task != "") {
+	id, task, ok := allocTaskArgs(args, task)
+	if !ok {
 		return c.usageError("alloc signal", "<alloc> and at most one task (argument or -task)")
 	}
 	if strings.TrimSpace(sig) == "" {
 		return c.usageError("alloc signal", "a signal name with -s")
-	}
-	if len(args) == 2 {
-		task = args[1]
 	}
 	client, ok := c.clientOrFail()
 	if !ok {
@@ -52,13 +50,8 @@ func (c *AllocSignalCommand) Run(args []string) int {
 	}
 	ctx, stop := c.context()
 	defer stop()
-	alloc, _, err := client.Allocations().Info(ctx, args[0], nil)
-	if err != nil {
-		c.Ui.Error(fmt.Sprintf("Error reading allocation %q: %s", args[0], err))
-		return exitError
-	}
-	if task != "" && !hasTask(alloc, task) {
-		c.Ui.Error(fmt.Sprintf("Allocation %q has no task %q", shortID(alloc.ID, false), task))
+	alloc, ok := c.allocWithTask(ctx, client, id, task)
+	if !ok {
 		return exitError
 	}
 	if err := client.Allocations().Signal(ctx, alloc.ID, task, sig); err != nil {
