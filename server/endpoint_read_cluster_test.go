@@ -19,7 +19,7 @@ import (
 func TestReads_StaleOnFollower(t *testing.T) {
 	const hold = 300 * time.Millisecond
 	c := newTestCluster(t, 3, withServerConfig(func(_ int, cfg *Config) { cfg.RPCHoldTimeout = hold }))
-	leader := c.WaitForLeader(5 * time.Second)
+	c.WaitForLeader(5 * time.Second)
 	f := c.Followers()[0]
 	nodeResp := registerNode(t, dialRPC(t, f.RPCAddr()), gpuNode("n1", 2))
 	reg := registerJob(t, f, gpuJob("web", structs.JobTypeBatch, 1, 0))
@@ -64,13 +64,17 @@ func TestReads_StaleOnFollower(t *testing.T) {
 				fmt.Sprintf("%s, stale, on a follower: %+v, %v; want its own answer (contact > 0) at >= %d", tt.name, m, err, tt.min)
 		})
 	}
-	var seen string
-	var peers []string
-	call(t, f, structs.RPCStatusLeader, &structs.GenericRequest{}, &seen)
-	call(t, f, structs.RPCStatusPeers, &structs.GenericRequest{}, &peers)
-	if seen != leader.RPCAddr().String() || len(peers) != 3 {
-		t.Errorf("follower's Status.Leader %q and Peers %v, want %s and 3 peers", seen, peers, leader.RPCAddr())
-	}
+	// The leader as the follower sees it: the cluster's current one (on a
+	// loaded machine leadership may have moved since the start).
+	waitFor(t, 5*time.Second, func() (bool, string) {
+		var seen string
+		var peers []string
+		call(t, f, structs.RPCStatusLeader, &structs.GenericRequest{}, &seen)
+		call(t, f, structs.RPCStatusPeers, &structs.GenericRequest{}, &peers)
+		cur := c.WaitForLeader(5 * time.Second)
+		return cur != f && seen == cur.RPCAddr().String() && len(peers) == 3,
+			fmt.Sprintf("follower's Status.Leader %q and Peers %v, want %s and 3 peers", seen, peers, cur.RPCAddr())
+	})
 
 	c.Partition(c.Index(f))
 	waitFor(t, 10*time.Second, func() (bool, string) {
@@ -83,6 +87,7 @@ func TestReads_StaleOnFollower(t *testing.T) {
 		t.Errorf("consistent read on the cut-off follower: %v, want %v", err, structs.ErrNoLeader)
 	}
 	start := time.Now()
+	var peers []string
 	call(t, f, structs.RPCStatusPeers, &structs.GenericRequest{}, &peers)
 	if took := time.Since(start); len(peers) != 3 || took >= hold {
 		t.Errorf("cut-off follower's Status.Peers: %v after %v, want its 3 peers at once", peers, took)
