@@ -120,11 +120,7 @@ func (s *Server) checkNamespace(name string) error {
 // blockingTableRead runs read as a blocking query whose index is the
 // tables' (at least 1), and fills meta.
 func (s *Server) blockingTableRead(q structs.QueryOptions, meta *structs.QueryMeta, table string, read func(ws memdb.WatchSet, st *state.StateStore) error, more ...string) error {
-	wait := q.MaxQueryTime
-	if wait <= 0 || wait > maxQueryTime {
-		wait = maxQueryTime
-	}
-	ctx, cancel := s.requestContext(wait)
+	ctx, cancel := s.queryContext(q)
 	defer cancel()
 	index, err := s.State().BlockingQuery(ctx, q.MinQueryIndex, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		if err := read(ws, st); err != nil {

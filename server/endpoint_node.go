@@ -162,11 +162,7 @@ func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *struc
 	if args.NodeID == "" {
 		return fmt.Errorf("get allocs: missing node ID: %w", structs.ErrInvalid)
 	}
-	wait := args.MaxQueryTime
-	if wait <= 0 || wait > maxQueryTime {
-		wait = maxQueryTime
-	}
-	ctx, cancel := s.requestContext(wait)
+	ctx, cancel := s.queryContext(args.QueryOptions)
 	defer cancel()
 	var allocs []*structs.Allocation
 	index, err := s.State().BlockingQuery(ctx, args.MinQueryIndex, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

@@ -23,11 +23,7 @@ func (e *operatorEndpoint) SchedulerGetConfiguration(args *structs.SchedulerConf
 	if done, err := s.forward(structs.RPCOperatorSchedulerGetConfiguration, args, reply); done {
 		return err
 	}
-	wait := args.MaxQueryTime
-	if wait <= 0 || wait > maxQueryTime {
-		wait = maxQueryTime
-	}
-	ctx, cancel := s.requestContext(wait)
+	ctx, cancel := s.queryContext(args.QueryOptions)
 	defer cancel()
 	var cfg *structs.SchedulerConfiguration
 	index, err := s.State().BlockingQuery(ctx, args.MinQueryIndex, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

@@ -20,11 +20,7 @@ import (
 // query from index 0 never blocks and the next one from the reply's index
 // does. A read that fails answers at once.
 func (s *Server) blockingRead(q structs.QueryOptions, meta *structs.QueryMeta, read func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)) error {
-	wait := q.MaxQueryTime
-	if wait <= 0 || wait > maxQueryTime {
-		wait = maxQueryTime
-	}
-	ctx, cancel := s.requestContext(wait)
+	ctx, cancel := s.queryContext(q)
 	defer cancel()
 	index, err := s.State().BlockingQuery(ctx, q.MinQueryIndex, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		idx, err := read(ws, st)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -524,5 +525,30 @@ func TestStatus_LeaderPeersRegions(t *testing.T) {
 	var overTCP string
 	if err := dialRPC(t, s.RPCAddr()).Call(structs.RPCStatusLeader, &structs.GenericRequest{}, &overTCP); err != nil || overTCP != addr {
 		t.Errorf("Status.Leader over TCP: %q, %v", overTCP, err)
+	}
+}
+
+// TestReads_EndWithTheirCaller: a blocking query made in process with
+// the caller's context (an HTTP request's) ends when that context does,
+// not at the end of its wait.
+func TestReads_EndWithTheirCaller(t *testing.T) {
+	f := newReadFixture(t)
+	var first structs.JobListResponse
+	call(t, f.s, structs.RPCJobList, &structs.JobListRequest{}, &first)
+	ctx, cancel := context.WithCancel(context.Background())
+	args := &structs.JobListRequest{QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: time.Minute}}
+	args.SetContext(ctx)
+	done := make(chan error, 1)
+	go func() { done <- f.s.RPC(structs.RPCJobList, args, &structs.JobListResponse{}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the blocking query returned before anything changed or its caller left: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the blocking query outlived its caller's context")
 	}
 }

@@ -348,10 +348,26 @@ func (s *Server) callMethod(method string, m rpcMethod, args, reply reflect.Valu
 	return nil
 }
 
+// queryContext is the context of a blocking query: it ends after the
+// query's wait (at most maxQueryTime), when the in-process caller's
+// context ends, or when the server shuts down.
+func (s *Server) queryContext(q structs.QueryOptions) (context.Context, context.CancelFunc) {
+	wait := q.MaxQueryTime
+	if wait <= 0 || wait > maxQueryTime {
+		wait = maxQueryTime
+	}
+	return s.requestContextFrom(q.Context(), wait)
+}
+
 // requestContext returns a context that ends after timeout, when the
 // server shuts down, or when cancel is called (which the caller must do).
 func (s *Server) requestContext(timeout time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	return s.requestContextFrom(context.Background(), timeout)
+}
+
+// requestContextFrom is requestContext below parent.
+func (s *Server) requestContextFrom(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	go func() {
 		select {
 		case <-s.shutdownCh:

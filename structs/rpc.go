@@ -2,6 +2,7 @@ package structs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"reflect"
 	"time"
@@ -60,6 +61,23 @@ type QueryOptions struct {
 	MaxQueryTime  time.Duration
 	AllowStale    bool
 	Prefix        string
+
+	// ctx is the in-process caller's context (SetContext): a blocking
+	// query ends when it does. It never crosses the wire.
+	ctx context.Context
+}
+
+// SetContext ties a read made in process to the caller's context, so a
+// blocking query ends when the caller goes away (an HTTP client that
+// disconnected). Every request that embeds QueryOptions has it.
+func (q *QueryOptions) SetContext(ctx context.Context) { q.ctx = ctx }
+
+// Context is the caller's context, or context.Background().
+func (q QueryOptions) Context() context.Context {
+	if q.ctx == nil {
+		return context.Background()
+	}
+	return q.ctx
 }
 
 // QueryMeta is returned with every read.

@@ -232,6 +232,11 @@ var errNoRoad = errors.New("agent runs neither a server nor a client")
 func (a *Agent) RPC(ctx context.Context, method string, args, reply any) error {
 	switch {
 	case a.server != nil:
+		// A read served here ends with its caller (a disconnected HTTP
+		// client does not hold a blocking query for its whole wait).
+		if q, ok := args.(interface{ SetContext(context.Context) }); ok {
+			q.SetContext(ctx)
+		}
 		return a.server.RPC(method, args, reply)
 	case a.client != nil:
 		return a.client.RPC(ctx, method, args, reply)
