@@ -144,6 +144,13 @@ func (w *workload) register(ctx context.Context, worker int, job *structs.Job) b
 	}
 }
 
+// givenUp counts the registrations the workload stopped trying.
+func (w *workload) givenUp() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return int64(len(w.given))
+}
+
 // expected returns, per acknowledged job, the counts its stored spec may
 // have: the last acknowledged one first, then those of failed attempts.
 func (w *workload) expected() map[string][]int {
