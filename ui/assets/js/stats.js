@@ -6,19 +6,6 @@ import { get, poll, isAbort } from './api.js';
 export const NO_STATS_TIP = 'No reading from this node: it is not connected to any server.';
 export const WAIT_TIP = 'Waiting for the first reading from this agent.';
 
-let self = null;
-
-/** selfNodeID resolves to the node ID of this agent's client, or '' when it runs none or cannot say. */
-export function selfNodeID() {
-  if (!self) {
-    self = get('/v1/agent/self').then(({ data }) => data?.stats?.node_id || '', () => {
-      self = null;
-      return '';
-    });
-  }
-  return self;
-}
-
 /**
  * pollStats reads path now and every interval ms (while the tab is
  * visible) and hands each answer to onData, until signal aborts, the
