@@ -29,7 +29,11 @@ const (
 
 // raftLayer is the raft.StreamLayer of the RPC port: the RPC listener
 // hands it the connections whose first byte is structs.RPCTypeRaft, and
-// its Dial writes that byte before raft speaks.
+// its Dial writes that byte before raft speaks. It keeps every raft
+// connection, both ways, until the connection is closed: raft's transport
+// closes neither its pooled connections nor the ones it accepted when it
+// shuts down, so Close does (a shut-down server leaves no reader blocked
+// on a peer that may never write again).
 type raftLayer struct {
 	addr      net.Addr
 	connCh    chan net.Conn
@@ -38,6 +42,45 @@ type raftLayer struct {
 	// dial opens connections to peers (the server's dialPeer); nil dials
 	// directly.
 	dial func(addr string, timeout time.Duration) (net.Conn, error)
+
+	mu     sync.Mutex
+	conns  map[*raftConn]struct{}
+	closed bool
+}
+
+// raftConn is a raft connection the layer tracks until it is closed.
+type raftConn struct {
+	net.Conn
+	layer *raftLayer
+	once  sync.Once
+}
+
+func (c *raftConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		c.layer.mu.Lock()
+		delete(c.layer.conns, c)
+		c.layer.mu.Unlock()
+		err = c.Conn.Close()
+	})
+	return err
+}
+
+// track wraps conn so that the layer closes it at Close; after Close it
+// closes conn at once and reports false.
+func (l *raftLayer) track(conn net.Conn) (*raftConn, bool) {
+	rc := &raftConn{Conn: conn, layer: l}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = conn.Close()
+		return nil, false
+	}
+	if l.conns == nil {
+		l.conns = make(map[*raftConn]struct{})
+	}
+	l.conns[rc] = struct{}{}
+	return rc, true
 }
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
@@ -49,10 +92,14 @@ func newRaftLayer(addr net.Addr) *raftLayer {
 // Handoff gives an accepted connection to raft; it blocks until raft
 // takes it or the layer closes (then the connection is closed).
 func (l *raftLayer) Handoff(conn net.Conn) {
+	rc, ok := l.track(conn)
+	if !ok {
+		return
+	}
 	select {
-	case l.connCh <- conn:
+	case l.connCh <- rc:
 	case <-l.closeCh:
-		_ = conn.Close()
+		_ = rc.Close()
 	}
 }
 
@@ -66,9 +113,18 @@ func (l *raftLayer) Accept() (net.Conn, error) {
 	}
 }
 
-// Close implements net.Listener; the RPC listener itself stays open.
+// Close implements net.Listener and closes every raft connection still
+// open, both ways; the RPC listener itself stays open.
 func (l *raftLayer) Close() error {
 	l.closeOnce.Do(func() { close(l.closeCh) })
+	l.mu.Lock()
+	l.closed = true
+	conns := l.conns
+	l.conns = nil
+	l.mu.Unlock()
+	for c := range conns {
+		_ = c.Conn.Close()
+	}
 	return nil
 }
 
@@ -91,7 +147,11 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 		_ = conn.Close()
 		return nil, fmt.Errorf("dial raft %s: %w", address, err)
 	}
-	return conn, nil
+	rc, ok := l.track(conn)
+	if !ok {
+		return nil, fmt.Errorf("dial raft %s: %w", address, net.ErrClosed)
+	}
+	return rc, nil
 }
 
 // setupRaft opens the log and snapshot stores under DataDir/raft, creates
