@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,9 @@ type browser struct {
 	base     string
 	mu       sync.Mutex
 	problems []string
+	// pending maps the page's requests in flight to their URLs, for the
+	// report of a step that timed out.
+	pending map[network.RequestID]string
 }
 
 func newBrowser(t *testing.T, agentAddr string) *browser {
@@ -67,7 +71,7 @@ func newBrowser(t *testing.T, agentAddr string) *browser {
 		chromedp.WindowSize(1400, 900),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	b := &browser{t: t, base: agentAddr}
+	b := &browser{t: t, base: agentAddr, pending: map[network.RequestID]string{}}
 	agentHost := mustHost(t, agentAddr)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
 		switch ev := ev.(type) {
@@ -85,7 +89,14 @@ func newBrowser(t *testing.T, agentAddr string) *browser {
 			}
 		case *runtime.EventExceptionThrown:
 			b.problem(fmt.Sprintf("uncaught exception: %s %+v", ev.ExceptionDetails.Text, ev.ExceptionDetails.Exception))
+		case *network.EventLoadingFinished:
+			b.settled(ev.RequestID)
+		case *network.EventLoadingFailed:
+			b.settled(ev.RequestID)
 		case *network.EventRequestWillBeSent:
+			b.mu.Lock()
+			b.pending[ev.RequestID] = ev.Request.Method + " " + ev.Request.URL
+			b.mu.Unlock()
 			u, err := url.Parse(ev.Request.URL)
 			if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != agentHost {
 				b.problem("request to another host: " + ev.Request.URL)
@@ -112,6 +123,24 @@ func mustHost(t *testing.T, addr string) string {
 	return u.Host
 }
 
+func (b *browser) settled(id network.RequestID) {
+	b.mu.Lock()
+	delete(b.pending, id)
+	b.mu.Unlock()
+}
+
+// inFlight lists the page's requests that have not finished.
+func (b *browser) inFlight() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.pending))
+	for _, u := range b.pending {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (b *browser) problem(p string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -136,8 +165,18 @@ func get[T any](b *browser, what string, action chromedp.Action[T]) T {
 	defer cancel()
 	v, err := chromedp.Run(ctx, action)
 	if err != nil {
-		loc, _ := chromedp.Run(b.ctx, chromedp.Location())
-		b.t.Fatalf("%s (at %s): %v", what, loc, err)
+		// Say where the page stood, to tell a slow machine from a page
+		// that never finished: its load state, its main element and the
+		// requests still in flight.
+		diag, dcancel := context.WithTimeout(b.ctx, 5*time.Second)
+		defer dcancel()
+		loc, _ := chromedp.Run(diag, chromedp.Location())
+		page, perr := chromedp.Run(diag, chromedp.Evaluate[string](`document.readyState + " | main: " +
+			(document.querySelector("main")?.outerHTML || "none").slice(0, 1500)`))
+		if perr != nil {
+			page = "unreadable: " + perr.Error()
+		}
+		b.t.Fatalf("%s (at %s): %v\npage: %s\nrequests in flight: %q", what, loc, err, page, b.inFlight())
 	}
 	return v
 }
