@@ -55,8 +55,10 @@ func Decode(buf []byte, out any) error {
 
 // QueryOptions are the common read options: blocking, stale reads, filters.
 type QueryOptions struct {
-	Region        string
-	Namespace     string
+	Region    string
+	Namespace string
+	// AuthToken is the caller's ACL token secret ("" is anonymous).
+	AuthToken     string
 	MinQueryIndex uint64
 	MaxQueryTime  time.Duration
 	AllowStale    bool
@@ -91,6 +93,8 @@ type QueryMeta struct {
 type WriteRequest struct {
 	Region    string
 	Namespace string
+	// AuthToken is the caller's ACL token secret ("" is anonymous).
+	AuthToken string
 }
 
 // WriteMeta is returned with every write.
