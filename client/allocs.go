@@ -222,7 +222,8 @@ func (c *Client) flushUpdates(ctx context.Context) error {
 	c.pending = map[string]*structs.Allocation{}
 	c.updMu.Unlock()
 
-	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
+	req := &structs.AllocUpdateRequest{NodeID: c.NodeID(), SecretID: c.Node().SecretID, Alloc: batch,
+		WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
 	var resp structs.GenericResponse
 	if err := c.rpc.call(ctx, structs.RPCNodeUpdateAlloc, req, &resp); err != nil {
 		c.logger.Warn("allocation updates; will retry", "count", len(batch), "error", err)

@@ -340,6 +340,7 @@ func (c *Client) heartbeatUntilUnknown(ctx context.Context, ttl time.Duration) {
 	for sleep(ctx, wait) {
 		req := &structs.NodeUpdateStatusRequest{
 			NodeID:       c.NodeID(),
+			SecretID:     c.Node().SecretID,
 			Status:       structs.NodeStatusReady,
 			UpdatedAt:    time.Now().UnixNano(),
 			WriteRequest: structs.WriteRequest{Region: c.cfg.Region},

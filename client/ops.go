@@ -487,13 +487,13 @@ func (c *Client) RPC(ctx context.Context, method string, args, reply any) error 
 // StreamCall starts a streaming call (a client operation on any node)
 // through the server this client is connected to; see
 // server.Server.StreamCall.
-func (c *Client) StreamCall(ctx context.Context, method string, args any) (net.Conn, error) {
+func (c *Client) StreamCall(ctx context.Context, method, token string, args any) (net.Conn, error) {
 	stream, err := c.rpc.openStream(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = stream.Close() })
-	if err := structs.StartStream(stream, &structs.StreamRequest{Method: method}, args); err != nil {
+	if err := structs.StartStream(stream, &structs.StreamRequest{Method: method, AuthToken: token}, args); err != nil {
 		stop()
 		_ = stream.Close()
 		return nil, err

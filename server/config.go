@@ -53,6 +53,8 @@ const (
 // Config configures a Server.
 type Config struct {
 	NodeName, Region, Datacenter string
+	// ACLEnabled makes every endpoint check the request's ACL token.
+	ACLEnabled bool
 	// DataDir holds raft/ (raft.db and snapshots/) and the server's ID.
 	DataDir string
 	// RPCAddr is where RPC and Raft listen; port 0 picks a free one.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -36,6 +37,9 @@ func (e *allocEndpoint) Stop(args *structs.AllocStopRequest, reply *structs.Allo
 	}
 	if alloc == nil {
 		return fmt.Errorf("allocation %s: %w", args.AllocID, structs.ErrNotFound)
+	}
+	if err := s.allowNS(args.AuthToken, alloc.Namespace, acl.CapAllocLifecycle); err != nil {
+		return err
 	}
 	if alloc.TerminalStatus() {
 		return fmt.Errorf("allocation %s is not running (desired %s, client %s): %w",

@@ -3,6 +3,7 @@ package server
 import (
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -16,13 +17,17 @@ func (e *allocEndpoint) List(args *structs.AllocListRequest, reply *structs.Allo
 	if done, err := s.forward(structs.RPCAllocList, args, reply); done {
 		return err
 	}
+	keep, err := s.nsFilter(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadJob)
+	if err != nil {
+		return err
+	}
 	ns := queryNamespace(args.QueryOptions)
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByIDPrefix(ws, ns, args.Prefix)
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocations = allocStubs(allocs)
+		reply.Allocations = allocStubs(keepAllocs(allocs, keep))
 		return st.Index(state.TableAllocs)
 	})
 }
@@ -37,12 +42,19 @@ func (e *allocEndpoint) GetAlloc(args *structs.AllocSpecificRequest, reply *stru
 	if done, err := s.forward(structs.RPCAllocGetAlloc, args, reply); done {
 		return err
 	}
+	a, _, err := s.resolveToken(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		a, err := resolveAlloc(ws, st, args.AllocID)
+		alloc, err := resolveAlloc(ws, st, args.AllocID)
 		if err != nil {
 			return 0, err
 		}
-		reply.Alloc = a.Copy()
-		return a.ModifyIndex, nil
+		if !a.AllowNamespaceOperation(alloc.Namespace, acl.CapReadJob) {
+			return 0, errPermissionDenied
+		}
+		reply.Alloc = alloc.Copy()
+		return alloc.ModifyIndex, nil
 	})
 }

@@ -1,6 +1,9 @@
 package server
 
-import "github.com/droverhq/drover/structs"
+import (
+	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/structs"
+)
 
 // clusterEndpoint serves the "Cluster" RPC methods: server membership and
 // the Raft configuration.
@@ -20,6 +23,9 @@ func (e *clusterEndpoint) RaftConfiguration(args *structs.RaftConfigurationReque
 	if done, err := e.srv.forward(structs.RPCClusterRaftConfiguration, args, reply); done {
 		return err
 	}
+	if _, err := e.srv.authorize(args.AuthToken, (*acl.ACL).AllowOperatorRead); err != nil {
+		return err
+	}
 	out, err := e.srv.RaftConfiguration()
 	if err != nil {
 		return err
@@ -32,6 +38,9 @@ func (e *clusterEndpoint) RaftConfiguration(args *structs.RaftConfigurationReque
 // follower forwards it to the leader.
 func (e *clusterEndpoint) RemoveRaftPeer(args *structs.RaftPeerRemoveRequest, reply *structs.GenericResponse) error {
 	if done, err := e.srv.forward(structs.RPCClusterRemoveRaftPeer, args, reply); done {
+		return err
+	}
+	if err := e.srv.requireManagement(args.AuthToken); err != nil {
 		return err
 	}
 	if err := e.srv.RemoveRaftPeer(args.ID, args.Address); err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -19,13 +20,17 @@ func (e *evalEndpoint) List(args *structs.EvalListRequest, reply *structs.EvalLi
 	if done, err := s.forward(structs.RPCEvalList, args, reply); done {
 		return err
 	}
+	keep, err := s.nsFilter(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadJob)
+	if err != nil {
+		return err
+	}
 	ns := queryNamespace(args.QueryOptions)
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		evals, err := st.EvalsByIDPrefix(ws, ns, args.Prefix)
 		if err != nil {
 			return 0, err
 		}
-		reply.Evaluations = nonNil(evals)
+		reply.Evaluations = nonNil(keepEvals(evals, keep))
 		return st.Index(state.TableEvals)
 	})
 }
@@ -40,10 +45,17 @@ func (e *evalEndpoint) GetEval(args *structs.EvalSpecificRequest, reply *structs
 	if done, err := s.forward(structs.RPCEvalGetEval, args, reply); done {
 		return err
 	}
+	a, _, err := s.resolveToken(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		ev, err := resolveEval(ws, st, args.EvalID)
 		if err != nil {
 			return 0, err
+		}
+		if !a.AllowNamespaceOperation(ev.Namespace, acl.CapReadJob) {
+			return 0, errPermissionDenied
 		}
 		reply.Eval = ev.Copy()
 		return ev.ModifyIndex, nil
@@ -59,10 +71,17 @@ func (e *evalEndpoint) Allocations(args *structs.EvalSpecificRequest, reply *str
 	if done, err := s.forward(structs.RPCEvalAllocations, args, reply); done {
 		return err
 	}
+	a, _, err := s.resolveToken(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		ev, err := resolveEval(ws, st, args.EvalID)
 		if err != nil {
 			return 0, err
+		}
+		if !a.AllowNamespaceOperation(ev.Namespace, acl.CapReadJob) {
+			return 0, errPermissionDenied
 		}
 		allocs, err := st.AllocsByEval(ws, ev.ID)
 		if err != nil {

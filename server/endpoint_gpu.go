@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -19,6 +20,9 @@ func (e *gpuEndpoint) Summary(args *structs.GenericRequest, reply *structs.GPUSu
 	s := e.srv
 	defer s.recoverPanic(structs.RPCGPUSummary, &err)
 	if done, err := s.forward(structs.RPCGPUSummary, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowNodeRead); err != nil {
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/structs"
 )
@@ -21,6 +22,9 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobRegister, &err)
 	if done, err := s.forward(structs.RPCJobRegister, args, reply); done {
+		return err
+	}
+	if err := s.authorizeSubmit(args.AuthToken, args.Job); err != nil {
 		return err
 	}
 	return s.registerJob(args, reply)
@@ -94,6 +98,9 @@ func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *stru
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobDeregister, &err)
 	if done, err := s.forward(structs.RPCJobDeregister, args, reply); done {
+		return err
+	}
+	if err := s.allowNS(args.AuthToken, writeNamespace(args.WriteRequest), acl.CapSubmitJob); err != nil {
 		return err
 	}
 	if args.JobID == "" {

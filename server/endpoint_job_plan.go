@@ -20,6 +20,9 @@ func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanR
 	if done, err := s.forward(structs.RPCJobPlan, args, reply); done {
 		return err
 	}
+	if err := s.authorizeSubmit(args.AuthToken, args.Job); err != nil {
+		return err
+	}
 	if args.Job == nil {
 		return fmt.Errorf("plan job: missing job: %w", structs.ErrInvalid)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -17,6 +18,10 @@ func (e *jobEndpoint) List(args *structs.JobListRequest, reply *structs.JobListR
 	if done, err := s.forward(structs.RPCJobList, args, reply); done {
 		return err
 	}
+	keep, err := s.nsFilter(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapListJobs)
+	if err != nil {
+		return err
+	}
 	ns := queryNamespace(args.QueryOptions)
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		jobs, err := st.JobsByIDPrefix(ws, ns, args.Prefix)
@@ -25,6 +30,9 @@ func (e *jobEndpoint) List(args *structs.JobListRequest, reply *structs.JobListR
 		}
 		reply.Jobs = make([]*structs.JobListStub, 0, len(jobs))
 		for _, j := range jobs {
+			if !keep(j.Namespace) {
+				continue
+			}
 			sum, err := st.JobSummary(ws, j.Namespace, j.ID)
 			if err != nil {
 				return 0, err
@@ -41,6 +49,9 @@ func (e *jobEndpoint) GetJob(args *structs.JobSpecificRequest, reply *structs.Si
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobGetJob, &err)
 	if done, err := s.forward(structs.RPCJobGetJob, args, reply); done {
+		return err
+	}
+	if err := s.allowNS(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadJob); err != nil {
 		return err
 	}
 	if args.JobID == "" {
@@ -78,6 +89,9 @@ func (e *jobEndpoint) Allocations(args *structs.JobSpecificRequest, reply *struc
 	if done, err := s.forward(structs.RPCJobAllocations, args, reply); done {
 		return err
 	}
+	if err := s.allowNS(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadJob); err != nil {
+		return err
+	}
 	if args.JobID == "" {
 		return errMissing(structs.RPCJobAllocations, "job ID")
 	}
@@ -101,6 +115,9 @@ func (e *jobEndpoint) Evaluations(args *structs.JobSpecificRequest, reply *struc
 	if done, err := s.forward(structs.RPCJobEvaluations, args, reply); done {
 		return err
 	}
+	if err := s.allowNS(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadJob); err != nil {
+		return err
+	}
 	if args.JobID == "" {
 		return errMissing(structs.RPCJobEvaluations, "job ID")
 	}
@@ -122,6 +139,9 @@ func (e *jobEndpoint) Summary(args *structs.JobSpecificRequest, reply *structs.J
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobSummary, &err)
 	if done, err := s.forward(structs.RPCJobSummary, args, reply); done {
+		return err
+	}
+	if err := s.allowNS(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadJob); err != nil {
 		return err
 	}
 	if args.JobID == "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -24,6 +25,9 @@ func (e *jobEndpoint) Scale(args *structs.JobScaleRequest, reply *structs.JobReg
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobScale, &err)
 	if done, err := s.forward(structs.RPCJobScale, args, reply); done {
+		return err
+	}
+	if err := s.allowNS(args.AuthToken, writeNamespace(args.WriteRequest), acl.CapScaleJob); err != nil {
 		return err
 	}
 	switch {

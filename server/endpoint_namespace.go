@@ -6,6 +6,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -19,6 +20,9 @@ func (e *namespaceEndpoint) Upsert(args *structs.NamespaceUpsertRequest, reply *
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNamespaceUpsert, &err)
 	if done, err := s.forward(structs.RPCNamespaceUpsert, args, reply); done {
+		return err
+	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
 		return err
 	}
 	if len(args.Namespaces) == 0 {
@@ -47,6 +51,9 @@ func (e *namespaceEndpoint) Delete(args *structs.NamespaceDeleteRequest, reply *
 	if done, err := s.forward(structs.RPCNamespaceDelete, args, reply); done {
 		return err
 	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
+		return err
+	}
 	if len(args.Namespaces) == 0 {
 		return fmt.Errorf("delete namespaces: none given: %w", structs.ErrInvalid)
 	}
@@ -69,6 +76,9 @@ func (e *namespaceEndpoint) Get(args *structs.NamespaceSpecificRequest, reply *s
 	if done, err := s.forward(structs.RPCNamespaceGet, args, reply); done {
 		return err
 	}
+	if _, err := s.authorize(args.AuthToken, func(a *acl.ACL) bool { return a.AllowNamespace(args.Name) }); err != nil {
+		return err
+	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableNamespaces, func(ws memdb.WatchSet, st *state.StateStore) error {
 		ns, err := st.NamespaceByName(ws, args.Name)
 		reply.Namespace = ns.Copy()
@@ -83,11 +93,17 @@ func (e *namespaceEndpoint) List(args *structs.NamespaceListRequest, reply *stru
 	if done, err := s.forward(structs.RPCNamespaceList, args, reply); done {
 		return err
 	}
+	a, _, err := s.resolveToken(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableNamespaces, func(ws memdb.WatchSet, st *state.StateStore) error {
 		nss, err := st.Namespaces(ws, args.Prefix)
 		reply.Namespaces = nil
 		for _, ns := range nss {
-			reply.Namespaces = append(reply.Namespaces, ns.Copy())
+			if a.AllowNamespace(ns.Name) {
+				reply.Namespaces = append(reply.Namespaces, ns.Copy())
+			}
 		}
 		return err
 	})

@@ -34,11 +34,20 @@ func (e *nodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *struct
 		return fmt.Errorf("register node: %w", err)
 	}
 	node := args.Node.Copy()
+	if node.SecretID == "" {
+		return fmt.Errorf("register node %s: missing node secret: %w", node.ID, structs.ErrInvalid)
+	}
 	s.heartbeats.statusMu.Lock()
 	defer s.heartbeats.statusMu.Unlock()
 	existing, err := s.State().NodeByID(nil, node.ID)
 	if err != nil {
 		return fmt.Errorf("register node %s: %w", node.ID, err)
+	}
+	if existing != nil {
+		// A node is its secret: only it may register again.
+		if err := s.authorizeNode(structs.RPCNodeRegister, node.ID, node.SecretID); err != nil {
+			return err
+		}
 	}
 	if existing != nil {
 		node.Drain = existing.Drain
@@ -97,6 +106,9 @@ func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply
 	case structs.NodeStatusReady, structs.NodeStatusDown, structs.NodeStatusInit:
 	default:
 		return fmt.Errorf("node %s: status %q: %w", args.NodeID, status, structs.ErrInvalid)
+	}
+	if err := s.authorizeNode(structs.RPCNodeUpdateStatus, args.NodeID, args.SecretID); err != nil {
+		return err
 	}
 	s.heartbeats.statusMu.Lock()
 	defer s.heartbeats.statusMu.Unlock()
@@ -162,6 +174,9 @@ func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *struc
 	if args.NodeID == "" {
 		return fmt.Errorf("get allocs: missing node ID: %w", structs.ErrInvalid)
 	}
+	if err := s.authorizeNode(structs.RPCNodeGetAllocs, args.NodeID, args.SecretID); err != nil {
+		return err
+	}
 	ctx, cancel := s.queryContext(args.QueryOptions)
 	defer cancel()
 	var allocs []*structs.Allocation
@@ -217,10 +232,16 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 	if len(args.Alloc) == 0 {
 		return fmt.Errorf("update allocs: no allocations: %w", structs.ErrInvalid)
 	}
+	if err := s.authorizeNode(structs.RPCNodeUpdateAlloc, args.NodeID, args.SecretID); err != nil {
+		return err
+	}
 	now := time.Now().UnixNano()
 	updates := make([]*structs.Allocation, len(args.Alloc))
 	for i, a := range args.Alloc {
 		if updates[i], err = clientAllocUpdate(a); err != nil {
+			return err
+		}
+		if err := s.checkAllocOwner(args.NodeID, updates[i].ID); err != nil {
 			return err
 		}
 		updates[i].ModifyTime = now
@@ -234,7 +255,7 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 		return fmt.Errorf("update allocs: %w", err)
 	}
 	evals = append(evals, rolling...)
-	req := &structs.AllocUpdateRequest{Alloc: updates, Evals: evals, WriteRequest: args.WriteRequest}
+	req := &structs.AllocUpdateRequest{NodeID: args.NodeID, Alloc: updates, Evals: evals, WriteRequest: args.WriteRequest}
 	index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
 	if err != nil {
 		return fmt.Errorf("update allocs: %w", err)

@@ -3,6 +3,7 @@ package server
 import (
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -17,6 +18,9 @@ func (e *nodeEndpoint) List(args *structs.NodeListRequest, reply *structs.NodeLi
 	s := e.srv
 	defer s.recoverPanic(structs.RPCNodeList, &err)
 	if done, err := s.forward(structs.RPCNodeList, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowNodeRead); err != nil {
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -41,6 +45,9 @@ func (e *nodeEndpoint) GetNode(args *structs.NodeSpecificRequest, reply *structs
 	if done, err := s.forward(structs.RPCNodeGetNode, args, reply); done {
 		return err
 	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowNodeRead); err != nil {
+		return err
+	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		n, err := resolveNode(ws, st, args.NodeID)
 		if err != nil {
@@ -62,6 +69,10 @@ func (e *nodeEndpoint) GetNodeAllocs(args *structs.NodeSpecificRequest, reply *s
 	if done, err := s.forward(structs.RPCNodeGetNodeAllocs, args, reply); done {
 		return err
 	}
+	a, err := s.authorize(args.AuthToken, (*acl.ACL).AllowNodeRead)
+	if err != nil {
+		return err
+	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		n, err := resolveNode(ws, st, args.NodeID)
 		if err != nil {
@@ -71,7 +82,7 @@ func (e *nodeEndpoint) GetNodeAllocs(args *structs.NodeSpecificRequest, reply *s
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocs = nonNil(allocs)
+		reply.Allocs = nonNil(keepAllocs(allocs, func(ns string) bool { return a.AllowNamespaceOperation(ns, acl.CapReadJob) }))
 		return st.Index(state.TableAllocs)
 	})
 }

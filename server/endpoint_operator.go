@@ -6,6 +6,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -21,6 +22,9 @@ func (e *operatorEndpoint) SchedulerGetConfiguration(args *structs.SchedulerConf
 	s := e.srv
 	defer s.recoverPanic(structs.RPCOperatorSchedulerGetConfiguration, &err)
 	if done, err := s.forward(structs.RPCOperatorSchedulerGetConfiguration, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowOperatorRead); err != nil {
 		return err
 	}
 	ctx, cancel := s.queryContext(args.QueryOptions)
@@ -50,6 +54,9 @@ func (e *operatorEndpoint) SchedulerSetConfiguration(args *structs.SchedulerSetC
 	s := e.srv
 	defer s.recoverPanic(structs.RPCOperatorSchedulerSetConfiguration, &err)
 	if done, err := s.forward(structs.RPCOperatorSchedulerSetConfiguration, args, reply); done {
+		return err
+	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
 		return err
 	}
 	if args.Config == nil {

@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -24,6 +25,9 @@ func (e *queueEndpoint) Upsert(args *structs.QueueUpsertRequest, reply *structs.
 	s := e.srv
 	defer s.recoverPanic(structs.RPCQueueUpsert, &err)
 	if done, err := s.forward(structs.RPCQueueUpsert, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowOperatorWrite); err != nil {
 		return err
 	}
 	if err := args.Queue.CheckShape(); err != nil {
@@ -53,6 +57,9 @@ func (e *queueEndpoint) Delete(args *structs.QueueDeleteRequest, reply *structs.
 	if done, err := s.forward(structs.RPCQueueDelete, args, reply); done {
 		return err
 	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowOperatorWrite); err != nil {
+		return err
+	}
 	if args.Name == "" {
 		return fmt.Errorf("delete queue: missing name: %w", structs.ErrInvalid)
 	}
@@ -76,6 +83,9 @@ func (e *queueEndpoint) Get(args *structs.QueueSpecificRequest, reply *structs.S
 	if done, err := s.forward(structs.RPCQueueGet, args, reply); done {
 		return err
 	}
+	if _, err := s.authorize(args.AuthToken, func(a *acl.ACL) bool { return a.AllowQueue(args.Name, false) }); err != nil {
+		return err
+	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableQueues, func(ws memdb.WatchSet, st *state.StateStore) error {
 		q, err := st.QueueStatus(ws, args.Name)
 		reply.Queue = copyQueueStatus(q)
@@ -91,11 +101,17 @@ func (e *queueEndpoint) List(args *structs.QueueListRequest, reply *structs.Queu
 	if done, err := s.forward(structs.RPCQueueList, args, reply); done {
 		return err
 	}
+	a, _, err := s.resolveToken(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableQueues, func(ws memdb.WatchSet, st *state.StateStore) error {
 		qs, err := st.QueueStatuses(ws, args.Prefix)
 		reply.Queues = nil
 		for _, q := range qs {
-			reply.Queues = append(reply.Queues, copyQueueStatus(q))
+			if a.AllowQueue(q.Queue.Name, false) {
+				reply.Queues = append(reply.Queues, copyQueueStatus(q))
+			}
 		}
 		return err
 	}, queueTables...)

@@ -5,6 +5,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
@@ -18,6 +19,9 @@ func (e *quotaEndpoint) Upsert(args *structs.QuotaSpecUpsertRequest, reply *stru
 	s := e.srv
 	defer s.recoverPanic(structs.RPCQuotaUpsert, &err)
 	if done, err := s.forward(structs.RPCQuotaUpsert, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowQuotaWrite); err != nil {
 		return err
 	}
 	if len(args.Quotas) == 0 {
@@ -52,6 +56,9 @@ func (e *quotaEndpoint) Delete(args *structs.QuotaSpecDeleteRequest, reply *stru
 	if done, err := s.forward(structs.RPCQuotaDelete, args, reply); done {
 		return err
 	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowQuotaWrite); err != nil {
+		return err
+	}
 	if len(args.Names) == 0 {
 		return fmt.Errorf("delete quotas: none given: %w", structs.ErrInvalid)
 	}
@@ -74,6 +81,9 @@ func (e *quotaEndpoint) Get(args *structs.QuotaSpecificRequest, reply *structs.S
 	if done, err := s.forward(structs.RPCQuotaGet, args, reply); done {
 		return err
 	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowQuotaRead); err != nil {
+		return err
+	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableQuotas, func(ws memdb.WatchSet, st *state.StateStore) error {
 		q, err := st.QuotaSpecByName(ws, args.Name)
 		reply.Quota = q.Copy()
@@ -86,6 +96,9 @@ func (e *quotaEndpoint) List(args *structs.QuotaListRequest, reply *structs.Quot
 	s := e.srv
 	defer s.recoverPanic(structs.RPCQuotaList, &err)
 	if done, err := s.forward(structs.RPCQuotaList, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowQuotaRead); err != nil {
 		return err
 	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableQuotas, func(ws memdb.WatchSet, st *state.StateStore) error {
@@ -105,6 +118,9 @@ func (e *quotaEndpoint) Usage(args *structs.QuotaSpecificRequest, reply *structs
 	s := e.srv
 	defer s.recoverPanic(structs.RPCQuotaUsage, &err)
 	if done, err := s.forward(structs.RPCQuotaUsage, args, reply); done {
+		return err
+	}
+	if _, err := s.authorize(args.AuthToken, (*acl.ACL).AllowQuotaRead); err != nil {
 		return err
 	}
 	region := s.config.Region

@@ -54,6 +54,9 @@ func (e *snapshotEndpoint) Save(args *SnapshotSaveRequest, reply *SnapshotSaveRe
 	if done, err := s.forward(RPCSnapshotSave, args, reply); done {
 		return err
 	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	var meta *snapshot.Meta
 	if args.AllowStale && !s.IsLeader() {
@@ -77,6 +80,9 @@ func (e *snapshotEndpoint) Restore(args *SnapshotRestoreRequest, reply *Snapshot
 	s := e.srv
 	defer s.recoverPanic(RPCSnapshotRestore, &err)
 	if done, err := s.forward(RPCSnapshotRestore, args, reply); done {
+		return err
+	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
 		return err
 	}
 	if len(args.Archive) == 0 {

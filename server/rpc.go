@@ -41,6 +41,7 @@ func (s *Server) setupRPC() error {
 		"Snapshot":  &snapshotEndpoint{srv: s},
 		"Eval":      &evalEndpoint{srv: s},
 		"GPU":       &gpuEndpoint{srv: s},
+		"ACL":       &aclEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

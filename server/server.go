@@ -46,6 +46,7 @@ type Server struct {
 	blocked    *broker.BlockedEvals
 	applier    *plan.Applier
 	heartbeats *heartbeats
+	aclCache   aclResolver
 	notifier   *notifier
 	// nodeCache keeps the scheduler workers' node verdicts across evals.
 	nodeCache *feasible.NodeCache

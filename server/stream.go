@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/yamux"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -39,11 +40,11 @@ const nodeAnswerTimeout = 30 * time.Second
 // would on a stream: on success it returns the stream, on which the
 // operation's messages follow (structs.StreamMsg, or one reply for a
 // unary operation). The caller closes it; it is closed when ctx ends.
-func (s *Server) StreamCall(ctx context.Context, method string, args any) (net.Conn, error) {
+func (s *Server) StreamCall(ctx context.Context, method, token string, args any) (net.Conn, error) {
 	caller, callee := net.Pipe()
 	go s.serveStreaming(callee)
 	stop := context.AfterFunc(ctx, func() { _ = caller.Close() })
-	if err := structs.StartStream(caller, &structs.StreamRequest{Method: method}, args); err != nil {
+	if err := structs.StartStream(caller, &structs.StreamRequest{Method: method, AuthToken: token}, args); err != nil {
 		stop()
 		_ = caller.Close()
 		if ctx.Err() != nil {
@@ -73,12 +74,19 @@ func (s *Server) serveStreaming(conn net.Conn) {
 		writeStreamError(conn, fmt.Errorf("streaming call %q: unknown method: %w", req.Method, structs.ErrInvalid))
 		return
 	}
-	if req.NodeID == "" || !req.Forwarded {
-		if req.NodeID, err = s.clientOpNode(args); err != nil {
-			writeStreamError(conn, fmt.Errorf("%s: %w", req.Method, err))
-			return
-		}
+	// Every server on the way checks the caller's token against what
+	// the call targets; a forwarded call must be for the node its
+	// target is on.
+	nodeID, err := s.authorizeClientOp(req.Method, req.AuthToken, args)
+	if err != nil {
+		writeStreamError(conn, fmt.Errorf("%s: %w", req.Method, err))
+		return
 	}
+	if req.Forwarded && req.NodeID != nodeID {
+		writeStreamError(conn, fmt.Errorf("%s: %w: forwarded for node %s, target is on node %s", req.Method, structs.ErrInvalid, req.NodeID, nodeID))
+		return
+	}
+	req.NodeID = nodeID
 	target, err := s.openNodeStream(&req, args)
 	if err != nil {
 		writeStreamError(conn, fmt.Errorf("%s: %w", req.Method, err))
@@ -88,13 +96,54 @@ func (s *Server) serveStreaming(conn net.Conn) {
 	relay(conn, target)
 }
 
-// clientOpNode returns the node a client operation is for: the node of
-// its allocation, else the node it names.
-func (s *Server) clientOpNode(rawArgs []byte) (string, error) {
+// authorizeClientOp returns the node a client operation is for, after
+// checking that token may make it (clientOpCapability).
+func (s *Server) authorizeClientOp(method, token string, rawArgs []byte) (string, error) {
 	var t structs.ClientTarget
 	if err := structs.Decode(rawArgs, &t); err != nil {
 		return "", fmt.Errorf("decode request: %w: %v", structs.ErrInvalid, err)
 	}
+	a, _, err := s.resolveToken(token)
+	if err != nil {
+		return "", err
+	}
+	nodeID, ns, err := s.clientOpNode(t)
+	if err != nil {
+		return "", err
+	}
+	if !allowClientOp(a, method, ns) {
+		return "", errPermissionDenied
+	}
+	return nodeID, nil
+}
+
+// allowClientOp reports whether a may make a client operation: on an
+// allocation (in namespace ns) the namespace capability of its kind, on
+// a node the node rule.
+func allowClientOp(a *acl.ACL, method, ns string) bool {
+	switch method {
+	case structs.RPCClientAllocLogs:
+		return a.AllowNamespaceOperation(ns, acl.CapReadLogs)
+	case structs.RPCClientFSList, structs.RPCClientFSStat, structs.RPCClientFSReadAt:
+		return a.AllowNamespaceOperation(ns, acl.CapReadFS)
+	case structs.RPCClientAllocExec:
+		return a.AllowNamespaceOperation(ns, acl.CapAllocExec)
+	case structs.RPCClientAllocRestart, structs.RPCClientAllocSignal:
+		return a.AllowNamespaceOperation(ns, acl.CapAllocLifecycle)
+	case structs.RPCClientAllocStats:
+		return a.AllowNamespaceOperation(ns, acl.CapReadJob)
+	case structs.RPCClientNodeStats:
+		return a.AllowNodeRead()
+	case structs.RPCClientGPUHealth:
+		return a.AllowNodeWrite()
+	}
+	return false
+}
+
+// clientOpNode returns the node a client operation is for, the node of
+// its allocation, else the node it names, and the allocation's namespace
+// ("" for a node's operation).
+func (s *Server) clientOpNode(t structs.ClientTarget) (string, string, error) {
 	switch {
 	case t.AllocID != "":
 		alloc, err := s.State().AllocByID(nil, t.AllocID)
@@ -107,23 +156,23 @@ func (s *Server) clientOpNode(rawArgs []byte) (string, error) {
 			cancel()
 		}
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if alloc == nil {
-			return "", fmt.Errorf("allocation %q: %w", t.AllocID, structs.ErrNotFound)
+			return "", "", fmt.Errorf("allocation %q: %w", t.AllocID, structs.ErrNotFound)
 		}
-		return alloc.NodeID, nil
+		return alloc.NodeID, alloc.Namespace, nil
 	case t.NodeID != "":
 		node, err := s.State().NodeByID(nil, t.NodeID)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if node == nil {
-			return "", fmt.Errorf("node %q: %w", t.NodeID, structs.ErrNotFound)
+			return "", "", fmt.Errorf("node %q: %w", t.NodeID, structs.ErrNotFound)
 		}
-		return node.ID, nil
+		return node.ID, "", nil
 	}
-	return "", fmt.Errorf("request names no allocation and no node: %w", structs.ErrInvalid)
+	return "", "", fmt.Errorf("request names no allocation and no node: %w", structs.ErrInvalid)
 }
 
 // openNodeStream opens the call on the node's session when the node is
@@ -137,7 +186,9 @@ func (s *Server) openNodeStream(req *structs.StreamRequest, args []byte) (net.Co
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w: %v", req.NodeID, structs.ErrNodeNotConnected, err)
 		}
-		if err := startRawStream(stream, req, args); err != nil {
+		toNode := *req
+		toNode.AuthToken = "" // the node needs no token and must not see one
+		if err := startRawStream(stream, &toNode, args); err != nil {
 			stream.Close()
 			return nil, err
 		}

@@ -27,7 +27,20 @@ const (
 	RPCACLGetToken       = "ACL.GetToken"       // ACLTokenSpecificRequest -> SingleACLTokenResponse
 	RPCACLGetTokenSelf   = "ACL.GetTokenSelf"   // ACLTokenSelfRequest -> SingleACLTokenResponse
 	RPCACLListTokens     = "ACL.ListTokens"     // ACLTokenListRequest -> ACLTokenListResponse
+	RPCACLResolveToken   = "ACL.ResolveToken"   // ACLTokenSelfRequest -> ResolveACLTokenResponse
 )
+
+// ResolveACLTokenResponse is what an agent needs to check its own
+// endpoints' requests: whether ACLs are on, the token (without its
+// secret; nil for anonymous) and the policies it holds. With ACLs off
+// it is only Disabled.
+type ResolveACLTokenResponse struct {
+	Disabled   bool
+	Management bool
+	Token      *ACLTokenListStub
+	Policies   []*ACLPolicy
+	QueryMeta
+}
 
 // Token types, as Nomad names them.
 const (

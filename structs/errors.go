@@ -95,7 +95,7 @@ var (
 	// ErrConflict: the request lost a check-and-set, or the object is
 	// not in a state that allows it.
 	ErrConflict         = newSentinel("conflict", CodeConflict, "conflict")
-	ErrPermissionDenied = newSentinel("permission-denied", CodePermissionDenied, "permission denied")
+	ErrPermissionDenied = newSentinel("permission-denied", CodePermissionDenied, "Permission denied")
 	ErrShuttingDown     = newSentinel("shutting-down", CodeUnavailable, "shutting down")
 	// ErrUnavailable: what the request needs cannot be reached now (a
 	// node not connected to any server, a timed-out peer).

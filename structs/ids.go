@@ -1,6 +1,10 @@
 package structs
 
-import "github.com/google/uuid"
+import (
+	"strings"
+
+	"github.com/google/uuid"
+)
 
 // GenerateUUID returns a random RFC 4122 UUID string, used for the IDs of
 // evaluations, allocations and nodes.
@@ -12,4 +16,10 @@ func ShortID(id string) string {
 		return id[:8]
 	}
 	return id
+}
+
+// IsUUID reports whether s is a UUID in its canonical text form.
+func IsUUID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == strings.ToLower(s) && len(s) == 36
 }

@@ -166,7 +166,9 @@ type NodeUpdateResponse struct {
 // NodeUpdateStatusRequest changes a node's status (heartbeats use it with
 // NodeStatusReady).
 type NodeUpdateStatusRequest struct {
-	NodeID    string
+	NodeID string
+	// SecretID proves the caller is the node.
+	SecretID  string
 	Status    string
 	UpdatedAt int64
 	Evals     []*Evaluation
@@ -196,7 +198,11 @@ type NodeAllocsResponse struct {
 // AllocUpdateRequest carries client-side allocation updates (ClientStatus,
 // TaskStates) from a client to the servers.
 type AllocUpdateRequest struct {
-	Alloc []*Allocation
+	// NodeID and SecretID name and prove the node reporting: it may
+	// update its own allocations only.
+	NodeID   string
+	SecretID string
+	Alloc    []*Allocation
 	// Evals are created by the server when an update frees capacity or a
 	// task failed.
 	Evals []*Evaluation

@@ -47,3 +47,20 @@ type ReadIndexResponse struct {
 func (q QueryOptions) QueryWait() (blocking bool, wait time.Duration) {
 	return q.MinQueryIndex > 0, q.MaxQueryTime
 }
+
+// AuthTokenSetter is a request that carries an ACL token: every request
+// that embeds QueryOptions or WriteRequest.
+type AuthTokenSetter interface {
+	SetAuthToken(token string)
+}
+
+var (
+	_ AuthTokenSetter = (*QueryOptions)(nil)
+	_ AuthTokenSetter = (*WriteRequest)(nil)
+)
+
+// SetAuthToken implements AuthTokenSetter.
+func (q *QueryOptions) SetAuthToken(token string) { q.AuthToken = token }
+
+// SetAuthToken implements AuthTokenSetter.
+func (w *WriteRequest) SetAuthToken(token string) { w.AuthToken = token }

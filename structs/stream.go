@@ -36,6 +36,9 @@ type StreamRequest struct {
 	// because the node is not connected to it; the other server does not
 	// forward it again.
 	Forwarded bool
+	// AuthToken is the caller's ACL token secret. Every server on the way
+	// checks it; it is never sent on to the node.
+	AuthToken string
 }
 
 // StreamResponse answers a StreamRequest: Error (EncodeRPCError's text)

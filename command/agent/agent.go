@@ -246,12 +246,12 @@ func (a *Agent) RPC(ctx context.Context, method string, args, reply any) error {
 
 // StreamCall starts a client operation, routed by the servers to the
 // node it is for.
-func (a *Agent) StreamCall(ctx context.Context, method string, args any) (net.Conn, error) {
+func (a *Agent) StreamCall(ctx context.Context, method, token string, args any) (net.Conn, error) {
 	switch {
 	case a.server != nil:
-		return a.server.StreamCall(ctx, method, args)
+		return a.server.StreamCall(ctx, method, token, args)
 	case a.client != nil:
-		return a.client.StreamCall(ctx, method, args)
+		return a.client.StreamCall(ctx, method, token, args)
 	}
 	return nil, errNoRoad
 }

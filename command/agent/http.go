@@ -29,7 +29,7 @@ const (
 // allocation. Handlers decode, call, encode; they read no state.
 type backend interface {
 	RPC(ctx context.Context, method string, args, reply any) error
-	StreamCall(ctx context.Context, method string, args any) (net.Conn, error)
+	StreamCall(ctx context.Context, method, token string, args any) (net.Conn, error)
 	// LocalNodeID is this agent's client's node ID, "" without a client.
 	LocalNodeID() string
 	Self() map[string]any
@@ -40,6 +40,7 @@ type httpAPI struct {
 	b      backend
 	logger hclog.Logger
 	mux    *routeMux
+	acls   agentACLs
 }
 
 // routeMux is the API's mux, keeping the patterns it serves (the route
@@ -141,6 +142,7 @@ func (h *httpAPI) routes() {
 	h.queueRoutes(m)
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
+	h.aclRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()
@@ -256,10 +258,38 @@ func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
 }
 
+// requestToken returns the request's ACL token: X-Nomad-Token, else an
+// "Authorization: Bearer" header, else "" (anonymous).
+func requestToken(r *http.Request) string {
+	if t := r.Header.Get("X-Nomad-Token"); t != "" {
+		return strings.TrimSpace(t)
+	}
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		if scheme, t, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(t)
+		}
+	}
+	return ""
+}
+
+// rpc calls a server endpoint for the request, with its token: every
+// handler's one road to the servers.
+func (h *httpAPI) rpc(r *http.Request, method string, args, reply any) error {
+	if a, ok := args.(structs.AuthTokenSetter); ok {
+		a.SetAuthToken(requestToken(r))
+	}
+	return h.b.RPC(r.Context(), method, args, reply)
+}
+
+// stream starts a client operation for the request, with its token.
+func (h *httpAPI) stream(r *http.Request, method string, args any) (net.Conn, error) {
+	return h.b.StreamCall(r.Context(), method, requestToken(r), args)
+}
+
 // read calls a read endpoint and sets the headers from its answer's
 // meta. args carries the request's query options (parseQuery).
 func (h *httpAPI) read(w http.ResponseWriter, r *http.Request, method string, args, reply any, meta *structs.QueryMeta) error {
-	if err := h.b.RPC(r.Context(), method, args, reply); err != nil {
+	if err := h.rpc(r, method, args, reply); err != nil {
 		return err
 	}
 	setMeta(w, *meta)
@@ -268,7 +298,7 @@ func (h *httpAPI) read(w http.ResponseWriter, r *http.Request, method string, ar
 
 // write calls a write endpoint and sets X-Nomad-Index from its answer.
 func (h *httpAPI) write(w http.ResponseWriter, r *http.Request, method string, args, reply any, index *uint64) error {
-	if err := h.b.RPC(r.Context(), method, args, reply); err != nil {
+	if err := h.rpc(r, method, args, reply); err != nil {
 		return err
 	}
 	setIndex(w, *index)

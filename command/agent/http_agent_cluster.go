@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -45,6 +46,9 @@ func (h *httpAPI) cluster() (clusterBackend, error) {
 // agentMembers answers {"ServerName", "ServerRegion", "ServerDC",
 // "Members": [...]}: the servers in this agent's serf pool.
 func (h *httpAPI) agentMembers(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := h.authorizeAgent(r, (*acl.ACL).AllowNodeRead); err != nil {
+		return nil, err
+	}
 	cb, err := h.cluster()
 	if err != nil {
 		return nil, err
@@ -55,6 +59,9 @@ func (h *httpAPI) agentMembers(w http.ResponseWriter, r *http.Request) (any, err
 // agentJoin joins this agent's server to the serf addresses in
 // ?address= (repeatable) and answers {"num_joined": N, "error": ""}.
 func (h *httpAPI) agentJoin(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := h.authorizeAgent(r, (*acl.ACL).AllowAgentWrite); err != nil {
+		return nil, err
+	}
 	addrs := r.URL.Query()["address"]
 	if len(addrs) == 0 {
 		return nil, errorf(http.StatusBadRequest, "join: give the servers' serf addresses as ?address=host:port")
@@ -77,6 +84,9 @@ func (h *httpAPI) agentJoin(w http.ResponseWriter, r *http.Request) (any, error)
 // agentForceLeave marks the failed server ?node= as left (?prune=true
 // also forgets it), so the leader removes it from Raft.
 func (h *httpAPI) agentForceLeave(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := h.authorizeAgent(r, (*acl.ACL).AllowAgentWrite); err != nil {
+		return nil, err
+	}
 	q := r.URL.Query()
 	node := q.Get("node")
 	if node == "" {
@@ -107,7 +117,7 @@ func (h *httpAPI) raftConfiguration(w http.ResponseWriter, r *http.Request) (any
 		return nil, err
 	}
 	var resp structs.RaftConfigurationResponse
-	if err := h.b.RPC(r.Context(), structs.RPCClusterRaftConfiguration, &structs.RaftConfigurationRequest{QueryOptions: o}, &resp); err != nil {
+	if err := h.rpc(r, structs.RPCClusterRaftConfiguration, &structs.RaftConfigurationRequest{QueryOptions: o}, &resp); err != nil {
 		return nil, err
 	}
 	// An answer means a leader (or, with ?stale, this server) gave it.
@@ -131,7 +141,7 @@ func (h *httpAPI) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, e
 	}
 	req := &structs.RaftPeerRemoveRequest{ID: id, Address: addr, WriteRequest: structs.WriteRequest{Region: o.Region}}
 	var resp structs.GenericResponse
-	if err := h.b.RPC(r.Context(), structs.RPCClusterRemoveRaftPeer, req, &resp); err != nil {
+	if err := h.rpc(r, structs.RPCClusterRemoveRaftPeer, req, &resp); err != nil {
 		return nil, err
 	}
 	setIndex(w, resp.Index)

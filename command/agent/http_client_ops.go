@@ -37,7 +37,7 @@ func (h *httpAPI) clientOpsRoutes(m *routeMux) {
 
 // clientCall runs a unary client operation and decodes its reply.
 func (h *httpAPI) clientCall(r *http.Request, method string, args, reply any) error {
-	conn, err := h.b.StreamCall(r.Context(), method, args)
+	conn, err := h.stream(r, method, args)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (h *httpAPI) targetNode(r *http.Request) (string, error) {
 	}
 	o.MinQueryIndex = 0
 	var reply structs.SingleNodeResponse
-	if err := h.b.RPC(r.Context(), structs.RPCNodeGetNode, &structs.NodeSpecificRequest{NodeID: id, QueryOptions: o}, &reply); err != nil {
+	if err := h.rpc(r, structs.RPCNodeGetNode, &structs.NodeSpecificRequest{NodeID: id, QueryOptions: o}, &reply); err != nil {
 		return "", err
 	}
 	return reply.Node.ID, nil
@@ -267,7 +267,7 @@ func (h *httpAPI) fsRead(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	conn, err := h.b.StreamCall(r.Context(), structs.RPCClientFSReadAt, req)
+	conn, err := h.stream(r, structs.RPCClientFSReadAt, req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -74,7 +74,7 @@ func (h *httpAPI) allocExec(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.Close()
 	ws.SetReadLimit(execMaxInput)
-	conn, err := h.b.StreamCall(r.Context(), structs.RPCClientAllocExec, req)
+	conn, err := h.stream(r, structs.RPCClientAllocExec, req)
 	if err != nil {
 		closeWS(ws, websocket.CloseInternalServerErr, err.Error())
 		return

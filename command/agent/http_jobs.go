@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 )
@@ -66,6 +67,13 @@ type jobsParseBody struct {
 }
 
 func (h *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error) {
+	ns := r.URL.Query().Get("namespace")
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	if err := h.authorizeAgent(r, func(a *acl.ACL) bool { return a.AllowNamespaceOperation(ns, acl.CapParseJob) }); err != nil {
+		return nil, err
+	}
 	var body jobsParseBody
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err
@@ -171,7 +179,7 @@ func (h *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	}
 	req := &structs.JobPlanRequest{Job: body.Job, Diff: body.Diff, WriteRequest: structs.WriteRequest{Namespace: body.Job.Namespace}}
 	var resp structs.JobPlanResponse
-	if err := h.b.RPC(r.Context(), structs.RPCJobPlan, req, &resp); err != nil {
+	if err := h.rpc(r, structs.RPCJobPlan, req, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil

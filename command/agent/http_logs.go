@@ -22,7 +22,7 @@ func (h *httpAPI) logs(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	conn, err := h.b.StreamCall(r.Context(), structs.RPCClientAllocLogs, req)
+	conn, err := h.stream(r, structs.RPCClientAllocLogs, req)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -53,7 +53,7 @@ func (h *httpAPI) schedulerConfigUpdate(w http.ResponseWriter, r *http.Request) 
 		req.CAS, cfg.ModifyIndex = true, idx
 	}
 	var resp structs.SchedulerSetConfigurationResponse
-	if err := h.b.RPC(r.Context(), structs.RPCOperatorSchedulerSetConfiguration, req, &resp); err != nil {
+	if err := h.rpc(r, structs.RPCOperatorSchedulerSetConfiguration, req, &resp); err != nil {
 		return nil, err
 	}
 	setIndex(w, resp.Index)

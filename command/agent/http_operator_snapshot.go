@@ -35,7 +35,7 @@ func (h *httpAPI) snapshotSave(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &server.SnapshotSaveRequest{QueryOptions: structs.QueryOptions{Region: o.Region, AllowStale: o.AllowStale}}
 	var resp server.SnapshotSaveResponse
-	if err := h.b.RPC(r.Context(), server.RPCSnapshotSave, req, &resp); err != nil {
+	if err := h.rpc(r, server.RPCSnapshotSave, req, &resp); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -72,7 +72,7 @@ func (h *httpAPI) snapshotRestore(w http.ResponseWriter, r *http.Request) (any, 
 	}
 	req := &server.SnapshotRestoreRequest{Archive: archive, WriteRequest: structs.WriteRequest{Region: o.Region}}
 	var resp server.SnapshotRestoreResponse
-	if err := h.b.RPC(r.Context(), server.RPCSnapshotRestore, req, &resp); err != nil {
+	if err := h.rpc(r, server.RPCSnapshotRestore, req, &resp); err != nil {
 		return nil, err
 	}
 	setIndex(w, resp.Index)

@@ -3,6 +3,7 @@ package agent
 import (
 	"net/http"
 
+	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -40,7 +41,7 @@ func (h *httpAPI) lookupAlloc(r *http.Request, id string) (*structs.Allocation, 
 	}
 	o.MinQueryIndex = 0
 	var reply structs.SingleAllocResponse
-	if err := h.b.RPC(r.Context(), structs.RPCAllocGetAlloc, &structs.AllocSpecificRequest{AllocID: id, QueryOptions: o}, &reply); err != nil {
+	if err := h.rpc(r, structs.RPCAllocGetAlloc, &structs.AllocSpecificRequest{AllocID: id, QueryOptions: o}, &reply); err != nil {
 		return nil, err
 	}
 	return reply.Alloc, nil
@@ -124,7 +125,7 @@ func (h *httpAPI) nodeAllocs(w http.ResponseWriter, r *http.Request) (any, error
 
 func (h *httpAPI) statusLeader(w http.ResponseWriter, r *http.Request) (any, error) {
 	var leader string
-	if err := h.b.RPC(r.Context(), structs.RPCStatusLeader, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &leader); err != nil {
+	if err := h.rpc(r, structs.RPCStatusLeader, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &leader); err != nil {
 		return nil, err
 	}
 	return leader, nil
@@ -132,7 +133,7 @@ func (h *httpAPI) statusLeader(w http.ResponseWriter, r *http.Request) (any, err
 
 func (h *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, error) {
 	var peers []string
-	if err := h.b.RPC(r.Context(), structs.RPCStatusPeers, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &peers); err != nil {
+	if err := h.rpc(r, structs.RPCStatusPeers, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &peers); err != nil {
 		return nil, err
 	}
 	return orEmpty(peers), nil
@@ -140,12 +141,15 @@ func (h *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, erro
 
 func (h *httpAPI) regions(w http.ResponseWriter, r *http.Request) (any, error) {
 	var regions []string
-	if err := h.b.RPC(r.Context(), structs.RPCStatusRegions, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &regions); err != nil {
+	if err := h.rpc(r, structs.RPCStatusRegions, &structs.GenericRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &regions); err != nil {
 		return nil, err
 	}
 	return orEmpty(regions), nil
 }
 
 func (h *httpAPI) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := h.authorizeAgent(r, (*acl.ACL).AllowAgentRead); err != nil {
+		return nil, err
+	}
 	return h.b.Self(), nil
 }

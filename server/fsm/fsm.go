@@ -126,6 +126,16 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyQueueUpsert
 	case structs.QueueDeleteRequestType:
 		return f.applyQueueDelete
+	case structs.ACLPolicyUpsertRequestType:
+		return f.applyACLPolicyUpsert
+	case structs.ACLPolicyDeleteRequestType:
+		return f.applyACLPolicyDelete
+	case structs.ACLTokenUpsertRequestType:
+		return f.applyACLTokenUpsert
+	case structs.ACLTokenDeleteRequestType:
+		return f.applyACLTokenDelete
+	case structs.ACLTokenBootstrapType:
+		return f.applyACLBootstrap
 	}
 	return nil
 }

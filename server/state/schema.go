@@ -59,6 +59,10 @@ func Schema() *memdb.DBSchema {
 		TableQueueUsage:   queueUsageTable(),
 		TableQueueWaiting: queueWaitingTable(),
 		TableClusterGPUs:  clusterGPUsTable(),
+
+		// ACL policies and tokens (acl.go).
+		TableACLPolicies: aclPoliciesTable(),
+		TableACLTokens:   aclTokensTable(),
 	}}
 }
 
