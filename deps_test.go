@@ -12,10 +12,11 @@ const module = "github.com/droverhq/drover"
 
 // layerOf places a package in the one-way dependency order of the design:
 //
-//	structs <- jobspec, drivers/*, api, ui <- server/*, client/* <- command/agent <- command <- main
+//	structs, audit <- jobspec, drivers/*, api, ui <- server/*, client/* <- command/agent <- command <- main
 //
 // A package may import packages of a lower layer, and packages of its own
-// family (server/* from server/*, ...), nothing else.
+// family (server/* from server/*, ...), nothing else. audit is a leaf
+// beside structs: it imports nothing from drover.
 func layerOf(pkg string) (layer int, family string) {
 	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
 	top, _, _ := strings.Cut(rel, "/")
@@ -24,6 +25,8 @@ func layerOf(pkg string) (layer int, family string) {
 		return 6, "main"
 	case rel == "structs":
 		return 0, "structs"
+	case rel == "audit":
+		return 0, "audit"
 	case top == "jobspec", top == "drivers", top == "api", top == "ui":
 		return 1, top
 	case top == "server", top == "client":
@@ -111,6 +114,8 @@ func TestDependencyRules(t *testing.T) {
 		{"command/agent", "command", false},
 		{"command", "command/agent", true},
 		{"structs", "jobspec", false},
+		{"audit", "structs", false},
+		{"command/agent", "audit", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg+"->"+tt.imp, func(t *testing.T) {
