@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/audit"
 	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/client/devices/simulated"
 	"github.com/droverhq/drover/drivers"
@@ -35,6 +36,7 @@ type Agent struct {
 	http     *http.Server
 	httpAddr net.Addr
 	httpDone chan struct{}
+	audit    *audit.Log
 }
 
 // NewAgent starts the configured parts. On error, what was started is
@@ -80,8 +82,21 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 			return nil, err
 		}
 	}
+	api := newHTTPAPI(a, logger.Named("http"))
+	if cfg.Audit != nil && cfg.Audit.Enabled {
+		acfg, err := cfg.Audit.Config(a.dataDir)
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		if api.audit, err = audit.New(acfg, nil); err != nil {
+			ln.Close()
+			return nil, err
+		}
+		a.audit = api.audit
+	}
 	a.http = &http.Server{
-		Handler:           newHTTPAPI(a, logger.Named("http")),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() {
@@ -123,6 +138,7 @@ func (a *Agent) startServer() error {
 		RaftSnapshotInterval:  snapshotInterval,
 		RaftTrailingLogs:      uint64(a.config.Server.RaftTrailingLogs),
 		HeartbeatTTL:          ttl,
+		ACLEnabled:            a.config.aclEnabled(),
 		Logger:                a.logger, // the server names its own logger
 	}
 	if err := a.config.applyCluster(cfg); err != nil {
@@ -213,6 +229,9 @@ func (a *Agent) Shutdown() error {
 	}
 	if a.server != nil {
 		errs = append(errs, a.server.Shutdown())
+	}
+	if a.audit != nil {
+		errs = append(errs, a.audit.Close())
 	}
 	if a.tempDir {
 		errs = append(errs, os.RemoveAll(a.dataDir))

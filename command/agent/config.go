@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/droverhq/drover/audit"
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -24,11 +25,22 @@ type Config struct {
 	Ports      *PortsConfig  `hcl:"ports,block"`
 	Server     *ServerConfig `hcl:"server,block"`
 	Client     *ClientConfig `hcl:"client,block"`
+	ACL        *ACLConfig    `hcl:"acl,block"`
+	Audit      *audit.HCL    `hcl:"audit,block"`
 
 	// Set by flags only (untagged fields are ignored by gohcl).
 	DevMode bool
 	DevGPUs int
 }
+
+// ACLConfig is Nomad's acl block: with enabled, every request needs a
+// token its policies allow (see `drover acl bootstrap`).
+type ACLConfig struct {
+	Enabled bool `hcl:"enabled,optional"`
+}
+
+// aclEnabled reports whether the acl block turns ACLs on.
+func (c *Config) aclEnabled() bool { return c.ACL != nil && c.ACL.Enabled }
 
 // PortsConfig holds the agent's listening ports.
 type PortsConfig struct {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/droverhq/drover/audit"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/ui"
 	"github.com/hashicorp/go-hclog"
@@ -41,6 +42,8 @@ type httpAPI struct {
 	logger hclog.Logger
 	mux    *routeMux
 	acls   agentACLs
+	// audit, when set, gets a line per write or denied request.
+	audit *audit.Log
 }
 
 // routeMux is the API's mux, keeping the patterns it serves (the route
@@ -83,12 +86,29 @@ func newHTTPAPI(b backend, logger hclog.Logger) *httpAPI {
 // until ACLs exist (and with them, for cookies' sake), a page the user
 // visits must not stop, restart or signal their tasks through a local
 // agent. Tools (curl, the CLI, Nomad's client) send no Origin.
+//
+// A write whose content type a cross-site form may send (text/plain,
+// form encodings) must carry a token header, which such a form cannot.
+// Every answer carries headers that keep browsers from sniffing it or
+// framing the UI.
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead && crossOrigin(r) {
-		h.writeError(w, r, errorf(http.StatusForbidden, "%s %s: cross-origin request from %s refused", r.Method, r.URL.Path, r.Header.Get("Origin")))
+	hdr := w.Header()
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("X-Frame-Options", "DENY")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() { h.auditRequest(r, rec.status) }()
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead
+	switch {
+	case write && crossOrigin(r):
+		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: cross-origin request from %s refused", r.Method, r.URL.Path, r.Header.Get("Origin")))
+		return
+	case write && simpleContentType(r.Header.Get("Content-Type")) && requestToken(r) == "" && r.Header.Get("X-Nomad-Token") == "":
+		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: a write of type %q must carry an X-Nomad-Token header or be sent as application/json",
+			r.Method, r.URL.Path, r.Header.Get("Content-Type")))
 		return
 	}
-	h.mux.ServeHTTP(w, r)
+	h.mux.ServeHTTP(rec, r)
 }
 
 // crossOrigin reports whether the request's Origin names another host

@@ -180,8 +180,9 @@ const agentACLTTL = 30 * time.Second
 const agentACLCacheSize = 1024
 
 type agentACLEntry struct {
-	acl     *acl.ACL
-	expires time.Time
+	acl      *acl.ACL
+	accessor string
+	expires  time.Time
 }
 
 // agentACLs caches resolved ACLs for the agent's own endpoints (agent,
@@ -205,6 +206,9 @@ func (h *httpAPI) authorizeAgent(r *http.Request, allow func(*acl.ACL) bool) err
 			return err
 		}
 		e = agentACLEntry{acl: compileResolved(&reply), expires: time.Now().Add(agentACLTTL)}
+		if reply.Token != nil {
+			e.accessor = reply.Token.AccessorID
+		}
 		c.mu.Lock()
 		if c.entries == nil || len(c.entries) >= agentACLCacheSize {
 			c.entries = map[string]agentACLEntry{}

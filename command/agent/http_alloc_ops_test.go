@@ -25,7 +25,7 @@ type noRoad struct{}
 var errNoRoadTest = errors.New("no server")
 
 func (noRoad) RPC(context.Context, string, any, any) error { return errNoRoadTest }
-func (noRoad) StreamCall(context.Context, string, any) (net.Conn, error) {
+func (noRoad) StreamCall(context.Context, string, string, any) (net.Conn, error) {
 	return nil, errNoRoadTest
 }
 func (noRoad) LocalNodeID() string  { return "" }

@@ -33,7 +33,7 @@ func (b *recordingBackend) RPC(_ context.Context, method string, _, _ any) error
 	return b.record(method)
 }
 
-func (b *recordingBackend) StreamCall(_ context.Context, method string, _ any) (net.Conn, error) {
+func (b *recordingBackend) StreamCall(_ context.Context, method, _ string, _ any) (net.Conn, error) {
 	return nil, b.record(method)
 }
 func (b *recordingBackend) LocalNodeID() string  { return "node-1" }
