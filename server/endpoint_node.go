@@ -232,6 +232,9 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 	if len(args.Alloc) == 0 {
 		return fmt.Errorf("update allocs: no allocations: %w", structs.ErrInvalid)
 	}
+	if args.NodeID == "" {
+		return fmt.Errorf("update allocs: missing node ID: %w", structs.ErrInvalid)
+	}
 	if err := s.authorizeNode(structs.RPCNodeUpdateAlloc, args.NodeID, args.SecretID); err != nil {
 		return err
 	}

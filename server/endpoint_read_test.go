@@ -80,7 +80,7 @@ func touchAlloc(t *testing.T, s *Server, alloc *structs.Allocation, desc string)
 	t.Helper()
 	u := &structs.Allocation{ID: alloc.ID, Namespace: alloc.Namespace, NodeID: alloc.NodeID, JobID: alloc.JobID,
 		ClientStatus: structs.AllocClientStatusPending, ClientDescription: desc}
-	call(t, s, structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{u}}, &structs.GenericResponse{})
+	call(t, s, structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{u}), &structs.GenericResponse{})
 }
 
 // TestReads_BlockingQueries: every read blocks while nothing it reads
@@ -480,7 +480,7 @@ func TestGPUSummary(t *testing.T) {
 	down.NodeResources.Devices[0].Name = "NVIDIA A100"
 	registerNode(t, conn, down)
 	var gen structs.NodeUpdateResponse
-	if err := conn.Call(structs.RPCNodeUpdateStatus, &structs.NodeUpdateStatusRequest{NodeID: down.ID, Status: structs.NodeStatusDown}, &gen); err != nil {
+	if err := conn.Call(structs.RPCNodeUpdateStatus, &structs.NodeUpdateStatusRequest{NodeID: down.ID, SecretID: down.SecretID, Status: structs.NodeStatusDown}, &gen); err != nil {
 		t.Fatal(err)
 	}
 

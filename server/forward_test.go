@@ -156,7 +156,7 @@ func TestConnPool(t *testing.T) {
 	go func() {
 		// It must outlast the steps below on a loaded machine: only the
 		// broken session may end it.
-		q := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: 30 * time.Second}}
+		q := &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: 30 * time.Second}}
 		blocking <- p.call(addr, time.Minute, structs.RPCNodeGetAllocs, q, &structs.NodeAllocsResponse{})
 	}()
 	for i := range 5 {

@@ -42,7 +42,7 @@ func TestServer_GangPlacedInOnePlan(t *testing.T) {
 	// The filler completes: its GPU frees.
 	done := liveAllocs(t, s, "filler")[0].Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
-	if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{done}}, &structs.GenericResponse{}); err != nil {
+	if err := c.Call(structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{done}), &structs.GenericResponse{}); err != nil {
 		t.Fatalf("Node.UpdateAlloc: %v", err)
 	}
 	waitFor(t, 10*time.Second, func() (bool, string) {

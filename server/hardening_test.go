@@ -50,7 +50,7 @@ func TestServer_BadInputIsAnError(t *testing.T) {
 		{"job with nil constraint", structs.RPCJobRegister, &structs.JobRegisterRequest{Job: nilConstraint}, &structs.JobRegisterResponse{}},
 		{"job with nil device", structs.RPCJobRegister, &structs.JobRegisterRequest{Job: nilDevice}, &structs.JobRegisterResponse{}},
 		{"plan job with nil group", structs.RPCJobPlan, &structs.JobPlanRequest{Job: nilGroup}, &structs.JobPlanResponse{}},
-		{"nil alloc update", structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{nil}}, &structs.GenericResponse{}},
+		{"nil alloc update", structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{nil}), &structs.GenericResponse{}},
 		{"alloc update without ID", structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{}}}, &structs.GenericResponse{}},
 	}
 	for _, tt := range tests {
@@ -70,7 +70,7 @@ func TestServer_BadInputIsAnError(t *testing.T) {
 		"t":    {State: structs.TaskStateRunning, Events: []*structs.TaskEvent{nil, {Type: structs.TaskStarted}}},
 		"gone": nil,
 	}}
-	if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{update}}, &structs.GenericResponse{}); err != nil {
+	if err := c.Call(structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{update}), &structs.GenericResponse{}); err != nil {
 		t.Fatalf("update with nil task state and event: %v", err)
 	}
 	got, err := s.State().AllocByID(nil, alloc.ID)

@@ -73,7 +73,7 @@ func TestServer_QueuesShareEqually(t *testing.T) {
 		}
 		done := oldest.Copy()
 		done.ClientStatus = structs.AllocClientStatusComplete
-		if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{done}}, &structs.GenericResponse{}); err != nil {
+		if err := c.Call(structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{done}), &structs.GenericResponse{}); err != nil {
 			t.Fatalf("Node.UpdateAlloc: %v", err)
 		}
 		live = settled(fmt.Sprintf("round %d", round))

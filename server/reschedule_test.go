@@ -43,7 +43,7 @@ func TestServer_FailedAllocRescheduled(t *testing.T) {
 				a := liveAllocs(t, s, "j")[0]
 				update := &structs.Allocation{ID: a.ID, NodeID: node.ID, JobID: "j", Namespace: a.Namespace,
 					ClientStatus: structs.AllocClientStatusFailed, ClientDescription: "task failed"}
-				if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{update}}, &structs.GenericResponse{}); err != nil {
+				if err := c.Call(structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{update}), &structs.GenericResponse{}); err != nil {
 					t.Fatalf("Node.UpdateAlloc: %v", err)
 				}
 				return a

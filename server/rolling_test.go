@@ -24,7 +24,7 @@ func TestServer_RollingUpdate(t *testing.T) {
 	job.TaskGroups[0].Tasks[0].Resources.Devices = nil
 	resp := registerJob(t, s, job)
 	waitEvalComplete(t, s, resp.EvalID)
-	reportRunning(t, c, node.ID, liveAllocs(t, s, "web"))
+	reportRunning(t, c, node, liveAllocs(t, s, "web"))
 
 	changed := job.Copy()
 	changed.TaskGroups[0].Tasks[0].Env = map[string]string{"VERSION": "2"}
@@ -35,7 +35,7 @@ func TestServer_RollingUpdate(t *testing.T) {
 	}
 
 	for _, want := range [][]uint64{{0, 1, 1}, {1, 1, 1}} {
-		reportRunning(t, c, node.ID, liveAllocs(t, s, "web"))
+		reportRunning(t, c, node, liveAllocs(t, s, "web"))
 		waitFor(t, 10*time.Second, func() (bool, string) {
 			got := liveVersions(t, s)
 			return slices.Equal(got, want), fmt.Sprintf("live versions %v, want %v", got, want)
@@ -66,19 +66,19 @@ func waitEvalComplete(t *testing.T, s *Server, id string) {
 }
 
 // reportRunning reports allocs running over RPC, as their client would.
-func reportRunning(t *testing.T, c *rpc.Client, nodeID string, allocs []*structs.Allocation) {
+func reportRunning(t *testing.T, c *rpc.Client, node *structs.Node, allocs []*structs.Allocation) {
 	t.Helper()
 	var updates []*structs.Allocation
 	for _, a := range allocs {
 		if a.ClientStatus != structs.AllocClientStatusRunning {
-			updates = append(updates, &structs.Allocation{ID: a.ID, NodeID: nodeID, JobID: a.JobID, Namespace: a.Namespace,
+			updates = append(updates, &structs.Allocation{ID: a.ID, NodeID: node.ID, JobID: a.JobID, Namespace: a.Namespace,
 				ClientStatus: structs.AllocClientStatusRunning})
 		}
 	}
 	if len(updates) == 0 {
 		return
 	}
-	if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{Alloc: updates}, &structs.GenericResponse{}); err != nil {
+	if err := c.Call(structs.RPCNodeUpdateAlloc, &structs.AllocUpdateRequest{NodeID: node.ID, SecretID: node.SecretID, Alloc: updates}, &structs.GenericResponse{}); err != nil {
 		t.Fatalf("Node.UpdateAlloc: %v", err)
 	}
 }

@@ -72,7 +72,7 @@ func TestServer_GetAllocsBlocks(t *testing.T) {
 	registerNode(t, c, node)
 
 	var first structs.NodeAllocsResponse
-	if err := c.Call(structs.RPCNodeGetAllocs, &structs.NodeSpecificRequest{NodeID: node.ID}, &first); err != nil {
+	if err := c.Call(structs.RPCNodeGetAllocs, &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID}, &first); err != nil {
 		t.Fatal(err)
 	}
 	if len(first.Allocs) != 0 || first.Index == 0 {
@@ -82,7 +82,7 @@ func TestServer_GetAllocsBlocks(t *testing.T) {
 	// Times out without a change.
 	start := time.Now()
 	var idle structs.NodeAllocsResponse
-	req := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: 100 * time.Millisecond}}
+	req := &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID, QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: 100 * time.Millisecond}}
 	if err := c.Call(structs.RPCNodeGetAllocs, req, &idle); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestServer_GetAllocsBlocks(t *testing.T) {
 	done := make(chan *structs.NodeAllocsResponse, 1)
 	go func() {
 		var resp structs.NodeAllocsResponse
-		req := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: 10 * time.Second}}
+		req := &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID, QueryOptions: structs.QueryOptions{MinQueryIndex: first.Index, MaxQueryTime: 10 * time.Second}}
 		if err := c.Call(structs.RPCNodeGetAllocs, req, &resp); err != nil {
 			t.Errorf("blocking GetAllocs: %v", err)
 		}
@@ -238,7 +238,7 @@ func TestServer_HeartbeatExpiryMarksNodeDown(t *testing.T) {
 	node := gpuNode("n1", 2)
 	registerNode(t, c, node)
 	heartbeat := func() error {
-		req := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusReady}
+		req := &structs.NodeUpdateStatusRequest{NodeID: node.ID, SecretID: node.SecretID, Status: structs.NodeStatusReady}
 		return c.Call(structs.RPCNodeUpdateStatus, req, &structs.NodeUpdateResponse{})
 	}
 
@@ -461,7 +461,7 @@ func TestServer_ShutdownLeavesNoGoroutines(t *testing.T) {
 	// A client blocked in a long poll while the server goes away.
 	polled := make(chan error, 1)
 	go func() {
-		req := &structs.NodeSpecificRequest{NodeID: node.ID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: time.Minute}}
+		req := &structs.NodeSpecificRequest{NodeID: node.ID, SecretID: node.SecretID, QueryOptions: structs.QueryOptions{MinQueryIndex: 1 << 40, MaxQueryTime: time.Minute}}
 		polled <- c.Call(structs.RPCNodeGetAllocs, req, &structs.NodeAllocsResponse{})
 	}()
 	time.Sleep(50 * time.Millisecond)

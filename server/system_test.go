@@ -52,7 +52,7 @@ func TestServer_SystemJobFollowsNodes(t *testing.T) {
 
 	setStatus := func(status string) {
 		t.Helper()
-		req := &structs.NodeUpdateStatusRequest{NodeID: n2.ID, Status: status}
+		req := &structs.NodeUpdateStatusRequest{NodeID: n2.ID, SecretID: n2.SecretID, Status: status}
 		if err := c.Call(structs.RPCNodeUpdateStatus, req, &structs.NodeUpdateResponse{}); err != nil {
 			t.Fatalf("Node.UpdateStatus(%s): %v", status, err)
 		}

@@ -182,3 +182,26 @@ func evalByID(t *testing.T, s *Server, id string) *structs.Evaluation {
 	}
 	return e
 }
+
+// allocUpdate is a node's report on its allocations, with the node's ID
+// and secret (the node of the first allocation, as stored).
+func allocUpdate(t *testing.T, s *Server, allocs []*structs.Allocation) *structs.AllocUpdateRequest {
+	t.Helper()
+	req := &structs.AllocUpdateRequest{Alloc: allocs}
+	for _, a := range allocs {
+		if a == nil || a.ID == "" {
+			continue
+		}
+		stored, err := s.State().AllocByID(nil, a.ID)
+		if err != nil || stored == nil {
+			t.Fatalf("allocUpdate: allocation %s: %v", a.ID, err)
+		}
+		node, err := s.State().NodeByID(nil, stored.NodeID)
+		if err != nil || node == nil {
+			t.Fatalf("allocUpdate: node %s: %v", stored.NodeID, err)
+		}
+		req.NodeID, req.SecretID = node.ID, node.SecretID
+		break
+	}
+	return req
+}

@@ -83,6 +83,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		}
 	}
 	api := newHTTPAPI(a, logger.Named("http"))
+	api.aclEnabled = cfg.aclEnabled()
 	if cfg.Audit != nil && cfg.Audit.Enabled {
 		acfg, err := cfg.Audit.Config(a.dataDir)
 		if err != nil {

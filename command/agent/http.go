@@ -44,6 +44,9 @@ type httpAPI struct {
 	acls   agentACLs
 	// audit, when set, gets a line per write or denied request.
 	audit *audit.Log
+	// aclEnabled: the agent's acl block is on, so its own endpoints ask
+	// the servers what a token may do.
+	aclEnabled bool
 }
 
 // routeMux is the API's mux, keeping the patterns it serves (the route

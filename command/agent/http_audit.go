@@ -44,7 +44,7 @@ func (h *httpAPI) auditRequest(r *http.Request, status int) {
 // not know.
 func (h *httpAPI) accessorOf(r *http.Request) string {
 	token := requestToken(r)
-	if token == "" {
+	if token == "" || !h.aclEnabled {
 		return structs.AnonymousTokenID
 	}
 	h.acls.mu.Lock()
