@@ -128,6 +128,13 @@ func (s *Server) authorize(token string, allow func(*acl.ACL) bool) (*acl.ACL, e
 	return a, nil
 }
 
+// anyNS checks that token may use capability in some namespace: the
+// check before a request's object (and so its namespace) is looked up,
+// so that a caller who may do nothing learns nothing.
+func (s *Server) anyNS(token, capability string) (*acl.ACL, error) {
+	return s.authorize(token, func(a *acl.ACL) bool { return a.AllowNamespaceOperation("*", capability) })
+}
+
 // allowNS checks that token may use capability in namespace ns.
 func (s *Server) allowNS(token, ns, capability string) error {
 	_, err := s.authorize(token, func(a *acl.ACL) bool { return a.AllowNamespaceOperation(ns, capability) })
@@ -180,7 +187,8 @@ func (s *Server) authorizeNode(method, nodeID, secret string) error {
 // submit-shared-gpu when a task asks for a fraction of a GPU.
 func (s *Server) authorizeSubmit(token string, job *structs.Job) error {
 	if job == nil {
-		return nil // refused as invalid by the endpoint
+		// Refused as invalid by the endpoint, once the caller may submit.
+		return s.allowNS(token, structs.DefaultNamespace, acl.CapSubmitJob)
 	}
 	ns := job.Namespace
 	if ns == "" {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -216,5 +218,59 @@ func TestNodeRPC_ForgedUpdateRefused(t *testing.T) {
 	live := liveAllocs(t, s, "train")
 	if len(live) != 1 || live[0].ID != alloc.ID || live[0].ClientStatus == structs.AllocClientStatusFailed {
 		t.Errorf("after forged calls: live = %+v, want the one untouched allocation", live)
+	}
+}
+
+// publicMethods need no token: status and bootstrap questions, the
+// token resolution agents ask for, and the node calls, which a node's
+// secret authenticates instead (TestNodeRPC_ForgedUpdateRefused).
+var publicMethods = map[string]bool{
+	structs.RPCStatusPing: true, structs.RPCStatusLeader: true, structs.RPCStatusPeers: true,
+	structs.RPCStatusRegions: true, structs.RPCStatusReadIndex: true, "Cluster.RaftState": true,
+	structs.RPCACLBootstrap: true, structs.RPCACLResolveToken: true,
+	structs.RPCNodeRegister: true, structs.RPCNodeUpdateStatus: true, structs.RPCNodeGetAllocs: true,
+	structs.RPCNodeUpdateAlloc: true,
+}
+
+// TestACL_EveryMethodChecksTheToken walks every RPC method the server
+// serves: with ACLs on, an anonymous call is denied unless the method is
+// public, before the request's content is looked at.
+func TestACL_EveryMethodChecksTheToken(t *testing.T) {
+	t.Parallel()
+	s, _ := aclServer(t)
+	if len(s.methods) < 40 {
+		t.Fatalf("only %d methods found", len(s.methods))
+	}
+	for name, m := range s.methods {
+		if publicMethods[name] {
+			continue
+		}
+		args := reflect.New(m.argType)
+		if m.argType.Kind() == reflect.Pointer {
+			args = reflect.New(m.argType.Elem())
+		}
+		reply := reflect.New(m.replyType.Elem())
+		err := s.RPC(name, args.Interface(), reply.Interface())
+		if !isDenied(err) {
+			t.Errorf("%s without a token: %v, want permission denied", name, err)
+		}
+	}
+}
+
+// TestACL_ClientOpsCheckTheToken: every client operation is denied
+// without a token before its target is looked up.
+func TestACL_ClientOpsCheckTheToken(t *testing.T) {
+	t.Parallel()
+	s, _ := aclServer(t)
+	for method := range clientOps {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conn, err := s.StreamCall(ctx, method, "", &structs.ClientAllocRequest{AllocID: structs.GenerateUUID()})
+		cancel()
+		if err == nil {
+			conn.Close()
+		}
+		if !isDenied(err) {
+			t.Errorf("%s without a token: %v, want permission denied", method, err)
+		}
 	}
 }

@@ -28,6 +28,9 @@ func (e *allocEndpoint) Stop(args *structs.AllocStopRequest, reply *structs.Allo
 	if done, err := s.forward(structs.RPCAllocStop, args, reply); done {
 		return err
 	}
+	if _, err := s.anyNS(args.AuthToken, acl.CapAllocLifecycle); err != nil {
+		return err
+	}
 	if args.AllocID == "" {
 		return fmt.Errorf("stop allocation: missing allocation ID: %w", structs.ErrInvalid)
 	}

@@ -42,7 +42,7 @@ func (e *allocEndpoint) GetAlloc(args *structs.AllocSpecificRequest, reply *stru
 	if done, err := s.forward(structs.RPCAllocGetAlloc, args, reply); done {
 		return err
 	}
-	a, _, err := s.resolveToken(args.AuthToken)
+	a, err := s.anyNS(args.AuthToken, acl.CapReadJob)
 	if err != nil {
 		return err
 	}

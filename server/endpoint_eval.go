@@ -45,7 +45,7 @@ func (e *evalEndpoint) GetEval(args *structs.EvalSpecificRequest, reply *structs
 	if done, err := s.forward(structs.RPCEvalGetEval, args, reply); done {
 		return err
 	}
-	a, _, err := s.resolveToken(args.AuthToken)
+	a, err := s.anyNS(args.AuthToken, acl.CapReadJob)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (e *evalEndpoint) Allocations(args *structs.EvalSpecificRequest, reply *str
 	if done, err := s.forward(structs.RPCEvalAllocations, args, reply); done {
 		return err
 	}
-	a, _, err := s.resolveToken(args.AuthToken)
+	a, err := s.anyNS(args.AuthToken, acl.CapReadJob)
 	if err != nil {
 		return err
 	}

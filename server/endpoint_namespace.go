@@ -93,7 +93,7 @@ func (e *namespaceEndpoint) List(args *structs.NamespaceListRequest, reply *stru
 	if done, err := s.forward(structs.RPCNamespaceList, args, reply); done {
 		return err
 	}
-	a, _, err := s.resolveToken(args.AuthToken)
+	a, err := s.authorize(args.AuthToken, func(a *acl.ACL) bool { return a.AllowNamespace("*") })
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,9 @@ func (e *queueEndpoint) Get(args *structs.QueueSpecificRequest, reply *structs.S
 	if done, err := s.forward(structs.RPCQueueGet, args, reply); done {
 		return err
 	}
-	if _, err := s.authorize(args.AuthToken, func(a *acl.ACL) bool { return a.AllowQueue(args.Name, false) }); err != nil {
+	if _, err := s.authorize(args.AuthToken, func(a *acl.ACL) bool {
+		return a.AllowNamespaceOperation("*", acl.CapListJobs) && a.AllowQueue(args.Name, false)
+	}); err != nil {
 		return err
 	}
 	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableQueues, func(ws memdb.WatchSet, st *state.StateStore) error {
@@ -101,7 +103,7 @@ func (e *queueEndpoint) List(args *structs.QueueListRequest, reply *structs.Queu
 	if done, err := s.forward(structs.RPCQueueList, args, reply); done {
 		return err
 	}
-	a, _, err := s.resolveToken(args.AuthToken)
+	a, err := s.anyNS(args.AuthToken, acl.CapListJobs)
 	if err != nil {
 		return err
 	}

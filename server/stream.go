@@ -107,6 +107,9 @@ func (s *Server) authorizeClientOp(method, token string, rawArgs []byte) (string
 	if err != nil {
 		return "", err
 	}
+	if !allowClientOp(a, method, "*") {
+		return "", errPermissionDenied // before the target is looked up
+	}
 	nodeID, ns, err := s.clientOpNode(t)
 	if err != nil {
 		return "", err
