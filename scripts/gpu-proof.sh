@@ -1036,7 +1036,7 @@ else
 						grep -q 'gpu-load: done' "$f" || record WARN $CK "slice ${id:0:8}: CUDA under MPS did not finish: $(grep gpu-load "$f" | tail -n1)"
 					fi
 				done <"$WORK/proof-mps.allocs"
-				if ((!SIMULATE)); then
+				if ((!SIMULATE)) && [ -n "$daemon" ]; then
 					gone=0
 					for i in $(seq 1 30); do
 						alive=""
