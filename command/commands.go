@@ -97,6 +97,28 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"namespace list":   func() (cli.Command, error) { return &NamespaceListCommand{Meta: m}, nil },
 		"namespace status": func() (cli.Command, error) { return &NamespaceStatusCommand{Meta: m}, nil },
 		"namespace delete": func() (cli.Command, error) { return &NamespaceDeleteCommand{Meta: m}, nil },
+		"acl": func() (cli.Command, error) {
+			return &groupCommand{name: "acl", synopsis: "Bootstrap ACLs; manage ACL policies and tokens"}, nil
+		},
+		"acl bootstrap": func() (cli.Command, error) { return &ACLBootstrapCommand{Meta: m}, nil },
+		"acl policy": func() (cli.Command, error) {
+			return &groupCommand{name: "acl policy", synopsis: "Create, inspect and delete ACL policies"}, nil
+		},
+		"acl policy apply":  func() (cli.Command, error) { return &ACLPolicyApplyCommand{Meta: m}, nil },
+		"acl policy list":   func() (cli.Command, error) { return &ACLPolicyListCommand{Meta: m}, nil },
+		"acl policy info":   func() (cli.Command, error) { return &ACLPolicyInfoCommand{Meta: m}, nil },
+		"acl policy delete": func() (cli.Command, error) { return &ACLPolicyDeleteCommand{Meta: m}, nil },
+		"acl token": func() (cli.Command, error) {
+			return &groupCommand{name: "acl token", synopsis: "Create, inspect, update and delete ACL tokens"}, nil
+		},
+		"acl token create": func() (cli.Command, error) { return &ACLTokenCreateCommand{Meta: m}, nil },
+		"acl token list":   func() (cli.Command, error) { return &ACLTokenListCommand{Meta: m}, nil },
+		"acl token info":   func() (cli.Command, error) { return &ACLTokenInfoCommand{Meta: m}, nil },
+		"acl token self": func() (cli.Command, error) {
+			return &ACLTokenSelfCommand{ACLTokenInfoCommand{Meta: m}}, nil
+		},
+		"acl token update": func() (cli.Command, error) { return &ACLTokenUpdateCommand{Meta: m}, nil },
+		"acl token delete": func() (cli.Command, error) { return &ACLTokenDeleteCommand{Meta: m}, nil },
 		"quota": func() (cli.Command, error) {
 			return &groupCommand{name: "quota", synopsis: "Cap what namespaces' allocations hold: GPUs, GPU memory, cpu, memory"}, nil
 		},

@@ -255,6 +255,12 @@ func (c *Config) Merge(o *Config) {
 			c.Client.GPUSharing = cl.GPUSharing
 		}
 	}
+	if o.ACL != nil {
+		c.ACL = o.ACL
+	}
+	if o.Audit != nil {
+		c.Audit = o.Audit
+	}
 }
 
 // Validate checks the merged config.
@@ -272,6 +278,11 @@ func (c *Config) Validate() error {
 	for name, p := range map[string]int{"http": c.Ports.HTTP, "rpc": c.Ports.RPC, "serf": c.Ports.Serf} {
 		if p < 0 || p > 65535 {
 			errs = append(errs, fmt.Errorf("agent config: ports.%s %d out of range", name, p))
+		}
+	}
+	if c.Audit != nil && c.Audit.Enabled {
+		if _, err := c.Audit.Config(c.DataDir); err != nil {
+			errs = append(errs, fmt.Errorf("agent config: %w", err))
 		}
 	}
 	errs = append(errs, c.validateCluster()...)
