@@ -65,6 +65,8 @@ type agentProc struct {
 	logs    *syncBuffer
 	done    chan struct{}
 	waitErr error
+	// token, when set, is sent as X-Nomad-Token by getJSON, do and drover.
+	token string
 }
 
 type syncBuffer struct {
@@ -183,7 +185,14 @@ func (a *agentProc) stop() {
 
 // getJSON GETs path and decodes the body into out; it returns the status.
 func (a *agentProc) getJSON(path string, out any) int {
-	resp, err := http.Get(a.addr + path)
+	req, err := http.NewRequest(http.MethodGet, a.addr+path, nil)
+	if err != nil {
+		return 0
+	}
+	if a.token != "" {
+		req.Header.Set("X-Nomad-Token", a.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0
 	}
@@ -204,6 +213,9 @@ func (a *agentProc) do(method, path, body string) (int, string) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
+	if a.token != "" {
+		req.Header.Set("X-Nomad-Token", a.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
@@ -222,7 +234,11 @@ type cliResult struct {
 // drover runs the CLI against the agent.
 func (a *agentProc) drover(args ...string) cliResult {
 	a.t.Helper()
-	return runCLI(a.t, []string{"DROVER_ADDR=" + a.addr}, args...)
+	env := []string{"DROVER_ADDR=" + a.addr}
+	if a.token != "" {
+		env = append(env, "DROVER_TOKEN="+a.token)
+	}
+	return runCLI(a.t, env, args...)
 }
 
 func runCLI(t *testing.T, env []string, args ...string) cliResult {

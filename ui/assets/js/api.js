@@ -14,6 +14,23 @@ export class APIError extends Error {
 
 let region = '';
 
+// The ACL token lives in session storage only: it leaves with the tab,
+// and no other site can read it.
+const TOKEN_KEY = 'drover.aclToken';
+
+/** token returns the ACL token the UI sends ('' for none). */
+export function token() {
+  try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; }
+}
+
+/** setToken keeps t for this tab's requests; '' forgets it. */
+export function setToken(t) {
+  try {
+    if (t) sessionStorage.setItem(TOKEN_KEY, t);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  } catch { /* storage refused: requests go without a token */ }
+}
+
 /** setRegion makes every later request carry ?region= (empty for the agent's own). */
 export function setRegion(r) { region = r || ''; }
 
@@ -35,6 +52,8 @@ function url(path, query) {
  */
 export async function request(method, path, { body, query, signal, as = 'json' } = {}) {
   const init = { method, signal, headers: {}, cache: 'no-store' };
+  const t = token();
+  if (t) init.headers['X-Nomad-Token'] = t;
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     init.headers['Content-Type'] = 'application/json';

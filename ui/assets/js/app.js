@@ -1,7 +1,7 @@
 // Entry point: routes, navigation highlight, region switcher, and a last
 // line of defence that turns stray errors into a banner (never a blank page).
 import { route, start } from './router.js';
-import { get, setRegion, isAbort } from './api.js';
+import { get, setRegion, isAbort, setToken } from './api.js';
 import { errorHTML } from './dom.js';
 import { html } from './format.js';
 import overview from './pages/overview.js';
@@ -32,6 +32,16 @@ function banner(err) {
   main.dataset.ready = '1';
   main.setAttribute('data-testid', 'page-ready');
 }
+
+// A token entered in a "Permission denied" banner's form is kept for the
+// tab, and the page reloads with it.
+document.addEventListener('submit', (ev) => {
+  const form = ev.target.closest?.('form.token-form');
+  if (!form) return;
+  ev.preventDefault();
+  setToken(form.elements.token.value.trim());
+  location.reload();
+});
 
 window.addEventListener('error', (ev) => {
   banner(ev.error || new Error(ev.message));

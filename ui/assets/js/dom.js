@@ -9,7 +9,13 @@ export function message(err) {
 
 /** errorHTML renders an error banner (the tests look for data-testid="error"). */
 export function errorHTML(err) {
-  return html`<div class="error" data-testid="error" role="alert">${message(err)}</div>`;
+  const banner = html`<div class="error" data-testid="error" role="alert">${message(err)}</div>`;
+  if (err?.status !== 403) return banner;
+  // Denied: ACLs are on and the tab has no token, or one that may not
+  // do this. The form's submit is handled in app.js.
+  return html`${banner}<form class="token-form" data-testid="token-form">
+    <label>ACL token <input type="password" name="token" autocomplete="off" data-testid="token-input"></label>
+    <button type="submit">Use token</button></form>`;
 }
 
 /** showError puts err's banner in slot, or clears it when err is null. */
