@@ -12,7 +12,7 @@ const module = "github.com/droverhq/drover"
 
 // layerOf places a package in the one-way dependency order of the design:
 //
-//	structs <- jobspec, drivers/*, api, ui <- server/*, client/* <- command/agent <- command <- main
+//	structs <- jobspec, drivers/*, api, ui, tlsconf <- server/*, client/* <- command/agent <- command <- main
 //
 // A package may import packages of a lower layer, and packages of its own
 // family (server/* from server/*, ...), nothing else.
@@ -24,7 +24,7 @@ func layerOf(pkg string) (layer int, family string) {
 		return 6, "main"
 	case rel == "structs":
 		return 0, "structs"
-	case top == "jobspec", top == "drivers", top == "api", top == "ui":
+	case top == "jobspec", top == "drivers", top == "api", top == "ui", top == "tlsconf":
 		return 1, top
 	case top == "server", top == "client":
 		return 2, top
@@ -111,6 +111,8 @@ func TestDependencyRules(t *testing.T) {
 		{"command/agent", "command", false},
 		{"command", "command/agent", true},
 		{"structs", "jobspec", false},
+		{"server", "tlsconf", true},
+		{"tlsconf", "server", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg+"->"+tt.imp, func(t *testing.T) {
