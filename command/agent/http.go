@@ -141,6 +141,7 @@ func (h *httpAPI) routes() {
 	h.queueRoutes(m)
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
+	h.keyringRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()
