@@ -65,6 +65,9 @@ type agentProc struct {
 	logs    *syncBuffer
 	done    chan struct{}
 	waitErr error
+	// hc, when set, is the HTTP client of getJSON and do (an agent
+	// serving HTTPS); nil is http.DefaultClient.
+	hc *http.Client
 }
 
 type syncBuffer struct {
@@ -183,7 +186,7 @@ func (a *agentProc) stop() {
 
 // getJSON GETs path and decodes the body into out; it returns the status.
 func (a *agentProc) getJSON(path string, out any) int {
-	resp, err := http.Get(a.addr + path)
+	resp, err := a.httpClient().Get(a.addr + path)
 	if err != nil {
 		return 0
 	}
@@ -197,6 +200,13 @@ func (a *agentProc) getJSON(path string, out any) int {
 	return resp.StatusCode
 }
 
+func (a *agentProc) httpClient() *http.Client {
+	if a.hc != nil {
+		return a.hc
+	}
+	return http.DefaultClient
+}
+
 // do sends a request and returns the status and body.
 func (a *agentProc) do(method, path, body string) (int, string) {
 	a.t.Helper()
@@ -204,7 +214,7 @@ func (a *agentProc) do(method, path, body string) (int, string) {
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.httpClient().Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}
