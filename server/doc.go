@@ -17,9 +17,9 @@
 //	0x03 RPCTypeMultiplex  a hashicorp/yamux session; each stream starts
 //	                       with its own type byte: 0x01 a net/rpc
 //	                       connection, 0x04 one streaming call
-//	0x05 RPCTypeNodeMultiplex  the same, from a node's client: the
-//	                       servers open streams back on it
-//	0x04 RPCTypeTLS        a TLS handshake, then one of the above
+//	0x04 RPCTypeTLS        a TLS handshake, then one of the others
+//	0x05 RPCTypeNodeMultiplex  the same as 0x03, from a node's client:
+//	                       the servers open streams back on it
 //
 // With rpc TLS on (Config.TLS, rpc_tls.go) every connection is 0x04:
 // mutual TLS with the agents' CA, plaintext refused. Servers dial each

@@ -94,7 +94,7 @@ func New(cfg Config) (*Configurator, error) {
 	return c, nil
 }
 
-// check reports the fields a enabled block is missing.
+// check reports the fields an enabled block is missing.
 func (c Config) check() error {
 	if !c.Enabled() {
 		return errors.New("tls: neither http nor rpc is enabled")
