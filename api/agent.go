@@ -57,3 +57,40 @@ func (a *Agent) ForceLeave(ctx context.Context, node string, prune bool) error {
 	_, err := a.c.write(ctx, http.MethodPut, "/v1/agent/force-leave", nil, nil, nil, params)
 	return err
 }
+
+// KeyringResponse is the answer of /v1/agent/keyring/*: each gossip key
+// with how many servers hold it.
+type KeyringResponse = structs.KeyringResponse
+
+// ListKeys lists the servers' gossip encryption keys.
+func (a *Agent) ListKeys(ctx context.Context) (*KeyringResponse, error) {
+	var out KeyringResponse
+	if _, err := a.c.query(ctx, "/v1/agent/keyring/list", nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// InstallKey adds a gossip key (base64) to every server's keyring.
+func (a *Agent) InstallKey(ctx context.Context, key string) (*KeyringResponse, error) {
+	return a.keyringOp(ctx, "install", key)
+}
+
+// UseKey makes an installed gossip key the one servers encrypt with.
+func (a *Agent) UseKey(ctx context.Context, key string) (*KeyringResponse, error) {
+	return a.keyringOp(ctx, "use", key)
+}
+
+// RemoveKey removes a gossip key that is not in use from every server.
+func (a *Agent) RemoveKey(ctx context.Context, key string) (*KeyringResponse, error) {
+	return a.keyringOp(ctx, "remove", key)
+}
+
+func (a *Agent) keyringOp(ctx context.Context, op, key string) (*KeyringResponse, error) {
+	var out KeyringResponse
+	in := map[string]string{"Key": key}
+	if _, err := a.c.write(ctx, http.MethodPut, "/v1/agent/keyring/"+op, in, &out, nil, nil); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

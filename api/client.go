@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,26 +17,43 @@ import (
 	"time"
 )
 
-// Environment variables read by DefaultConfig.
+// Environment variables read by DefaultConfig. Each has a NOMAD_
+// counterpart (NOMAD_ADDR, NOMAD_CACERT...) read when it is unset, so
+// Nomad's settings work as they are; DROVER_ wins.
 const (
-	EnvAddress   = "DROVER_ADDR"
-	EnvRegion    = "DROVER_REGION"
-	EnvNamespace = "DROVER_NAMESPACE"
+	EnvAddress       = "DROVER_ADDR"
+	EnvRegion        = "DROVER_REGION"
+	EnvNamespace     = "DROVER_NAMESPACE"
+	EnvCACert        = "DROVER_CACERT"
+	EnvClientCert    = "DROVER_CLIENT_CERT"
+	EnvClientKey     = "DROVER_CLIENT_KEY"
+	EnvTLSServerName = "DROVER_TLS_SERVER_NAME"
+	EnvSkipVerify    = "DROVER_SKIP_VERIFY"
+	EnvToken         = "DROVER_TOKEN"
 )
+
+// TokenHeader carries the ACL token (Config.SecretID) on every request.
+const TokenHeader = "X-Nomad-Token"
 
 // DefaultAddress is the agent's HTTP address when none is configured.
 const DefaultAddress = "http://127.0.0.1:4646"
 
 // Config configures a Client.
 type Config struct {
-	// Address is the agent's HTTP address, "http://host:port" (a bare
-	// "host:port" gets http://). Empty means $DROVER_ADDR, else
-	// DefaultAddress.
+	// Address is the agent's HTTP address, "http://host:port" or
+	// "https://host:port" (a bare "host:port" gets http://). Empty means
+	// $DROVER_ADDR, else DefaultAddress.
 	Address string
 	// Region and Namespace are sent with every request that does not set
 	// its own.
 	Region    string
 	Namespace string
+	// SecretID is the ACL token, sent as X-Nomad-Token on every request
+	// (exec's websocket and log streams too).
+	SecretID string
+	// TLSConfig sets up HTTPS: the CA to verify the agent with and the
+	// certificate to present. It applies when HTTPClient is nil.
+	TLSConfig *TLSConfig
 	// HTTPClient is used for every request; nil means a client without a
 	// timeout (blocking queries and log streams outlive any fixed one).
 	HTTPClient *http.Client
@@ -43,17 +62,78 @@ type Config struct {
 	WaitTime time.Duration
 }
 
+// TLSConfig is the client side of HTTPS, Nomad's fields: PEM file paths
+// of the CA (CACert) and of the client certificate and key, the name
+// the agent's certificate must carry (TLSServerName; default: the
+// address's host), and Insecure to skip verifying the agent.
+type TLSConfig struct {
+	CACert        string
+	ClientCert    string
+	ClientKey     string
+	TLSServerName string
+	Insecure      bool
+}
+
 // DefaultConfig returns a Config filled from the environment.
 func DefaultConfig() *Config {
 	cfg := &Config{
-		Address:   os.Getenv(EnvAddress),
+		Address:   env(EnvAddress),
 		Region:    os.Getenv(EnvRegion),
 		Namespace: os.Getenv(EnvNamespace),
+		SecretID:  env(EnvToken),
+		TLSConfig: &TLSConfig{
+			CACert:        env(EnvCACert),
+			ClientCert:    env(EnvClientCert),
+			ClientKey:     env(EnvClientKey),
+			TLSServerName: env(EnvTLSServerName),
+		},
+	}
+	if v, err := strconv.ParseBool(env(EnvSkipVerify)); err == nil {
+		cfg.TLSConfig.Insecure = v
 	}
 	if cfg.Address == "" {
 		cfg.Address = DefaultAddress
 	}
 	return cfg
+}
+
+// env reads a DROVER_ variable, else its NOMAD_ counterpart.
+func env(name string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return os.Getenv("NOMAD_" + strings.TrimPrefix(name, "DROVER_"))
+}
+
+// tlsClientConfig builds the crypto/tls config of t; nil when t sets
+// nothing.
+func (t *TLSConfig) tlsClientConfig() (*tls.Config, error) {
+	if t == nil || *t == (TLSConfig{}) {
+		return nil, nil
+	}
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.TLSServerName, InsecureSkipVerify: t.Insecure}
+	if t.CACert != "" {
+		buf, err := os.ReadFile(t.CACert)
+		if err != nil {
+			return nil, fmt.Errorf("CA certificate: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(buf) {
+			return nil, fmt.Errorf("CA certificate %s: no PEM certificate in it", t.CACert)
+		}
+		conf.RootCAs = pool
+	}
+	switch {
+	case t.ClientCert != "" && t.ClientKey != "":
+		pair, err := tls.LoadX509KeyPair(t.ClientCert, t.ClientKey)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate %s, key %s: %w", t.ClientCert, t.ClientKey, err)
+		}
+		conf.Certificates = []tls.Certificate{pair}
+	case t.ClientCert != "" || t.ClientKey != "":
+		return nil, errors.New("client certificate and client key go together: give both")
+	}
+	return conf, nil
 }
 
 // Client talks to one Drover agent over HTTP. It is safe for concurrent use.
@@ -90,7 +170,13 @@ func NewClient(cfg *Config) (*Client, error) {
 	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		tlsConf, err := c.TLSConfig.tlsClientConfig()
+		if err != nil {
+			return nil, err
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = tlsConf
+		hc = &http.Client{Transport: t}
 	}
 	return &Client{cfg: c, base: u, http: hc}, nil
 }
@@ -248,6 +334,7 @@ func (c *Client) do(ctx context.Context, r *request) (*http.Response, time.Durat
 	if body != nil {
 		req.Header.Set("Content-Type", contentType)
 	}
+	c.setToken(req.Header)
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	rtt := time.Since(start)
@@ -347,6 +434,13 @@ func parseQueryMeta(h http.Header) (*QueryMeta, error) {
 		m.KnownLeader = known
 	}
 	return m, nil
+}
+
+// setToken sets the ACL token header, when there is a token.
+func (c *Client) setToken(h http.Header) {
+	if c.cfg.SecretID != "" {
+		h.Set(TokenHeader, c.cfg.SecretID)
+	}
 }
 
 // pathID escapes one ID for use as a path segment.

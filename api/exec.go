@@ -118,7 +118,9 @@ func (c *Client) dialExec(ctx context.Context, allocID, task string, tty bool, c
 	if t, ok := c.http.Transport.(*http.Transport); ok {
 		d.Proxy, d.NetDialContext, d.TLSClientConfig = t.Proxy, t.DialContext, t.TLSClientConfig.Clone()
 	}
-	conn, resp, err := d.DialContext(ctx, u.String(), nil)
+	header := http.Header{}
+	c.setToken(header)
+	conn, resp, err := d.DialContext(ctx, u.String(), header)
 	if err != nil {
 		if errors.Is(err, websocket.ErrBadHandshake) && resp != nil {
 			// gorilla keeps the start of the body; it needs no Close.

@@ -41,6 +41,7 @@ import (
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/tlsconf"
 )
 
 // Defaults for Config's zero values.
@@ -102,6 +103,10 @@ type Config struct {
 	// (beyond MaxQueryTime for a blocking query) before it gives up on
 	// that server and tries the next; 0 is DefaultRPCTimeout.
 	RPCTimeout time.Duration
+	// TLS, when set, dials the servers over mutual TLS
+	// (structs.RPCTypeTLS), verifying their certificates; nil:
+	// plaintext.
+	TLS *tlsconf.Configurator
 }
 
 // Client is a running node agent.
@@ -175,6 +180,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.node = node
 	c.cancel = cancel
 	c.rpc = newRPCPool(c.cfg.Servers, c.cfg.RPCTimeout, c.logger)
+	c.rpc.tls = c.cfg.TLS
 	c.rpc.onStream = c.serveStream // client operations (ops.go)
 	total, _ := node.GPUCount()
 	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)

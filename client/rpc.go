@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/tlsconf"
 )
 
 // dialTimeout bounds connecting to one server.
@@ -39,6 +40,8 @@ type rpcPool struct {
 
 	// dial connects to one server (dialServer; tests replace it).
 	dial func(ctx context.Context, addr string) (*serverConn, error)
+	// tls, when set, makes dialServer's connections mutual TLS.
+	tls *tlsconf.Configurator
 	// onStream serves a stream a server opened on the connection (a
 	// client operation); nil refuses them.
 	onStream func(stream net.Conn)
@@ -379,6 +382,11 @@ func (p *rpcPool) dialServer(ctx context.Context, addr string) (*serverConn, err
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
+	if p.tls != nil {
+		if conn, err = p.upgradeTLS(ctx, conn); err != nil {
+			return nil, fmt.Errorf("dial %s: %w", addr, err)
+		}
+	}
 	if _, err := conn.Write([]byte{structs.RPCTypeNodeMultiplex}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
@@ -404,6 +412,22 @@ func (p *rpcPool) dialServer(ctx context.Context, addr string) (*serverConn, err
 	p.streams.Add(1)
 	go p.acceptStreams(sess)
 	return &serverConn{rpc: rpc.NewClientWithCodec(structs.NewRPCClientCodec(stream)), sess: sess}, nil
+}
+
+// upgradeTLS writes structs.RPCTypeTLS and runs the TLS handshake, the
+// server's certificate verified; on error conn is closed.
+func (p *rpcPool) upgradeTLS(ctx context.Context, conn net.Conn) (net.Conn, error) {
+	_ = conn.SetWriteDeadline(time.Now().Add(dialTimeout))
+	if _, err := conn.Write([]byte{structs.RPCTypeTLS}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	_ = conn.SetWriteDeadline(time.Time{})
+	tc, err := p.tls.Client(ctx, conn, dialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return tc, nil
 }
 
 // Session timings, as the servers' own (server/pool.go).

@@ -150,6 +150,21 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"operator snapshot save":    func() (cli.Command, error) { return &OperatorSnapshotSaveCommand{Meta: m}, nil },
 		"operator snapshot restore": func() (cli.Command, error) { return &OperatorSnapshotRestoreCommand{Meta: m}, nil },
 		"operator snapshot inspect": func() (cli.Command, error) { return &OperatorSnapshotInspectCommand{Meta: m}, nil },
+		"operator gossip": func() (cli.Command, error) {
+			return &groupCommand{name: "operator gossip", synopsis: "Manage the servers' gossip encryption"}, nil
+		},
+		"operator gossip keyring": func() (cli.Command, error) { return &OperatorGossipKeyringCommand{Meta: m}, nil },
+		"tls": func() (cli.Command, error) {
+			return &groupCommand{name: "tls", synopsis: "Create a CA and certificates for agent TLS"}, nil
+		},
+		"tls ca": func() (cli.Command, error) {
+			return &groupCommand{name: "tls ca", synopsis: "Create the certificate authority"}, nil
+		},
+		"tls ca create": func() (cli.Command, error) { return &TLSCACreateCommand{Meta: m}, nil },
+		"tls cert": func() (cli.Command, error) {
+			return &groupCommand{name: "tls cert", synopsis: "Create server, client and CLI certificates"}, nil
+		},
+		"tls cert create": func() (cli.Command, error) { return &TLSCertCreateCommand{Meta: m}, nil },
 	}
 }
 

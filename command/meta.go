@@ -36,16 +36,30 @@ type Meta struct {
 	address   string
 	namespace string
 	region    string
+	// TLS and ACL settings (-ca-cert ... -token); they override the
+	// environment's (api.DefaultConfig).
+	caCert, clientCert, clientKey string
+	tlsServerName                 string
+	tlsSkipVerify                 optionalBool
+	token                         string
 }
 
 // flagSet returns a flag set with the flags every client command takes:
-// -address, -namespace and -region. Parse errors are reported by parse.
+// -address, -namespace, -region, the TLS ones (-ca-cert, -client-cert,
+// -client-key, -tls-server-name, -tls-skip-verify) and -token. Parse
+// errors are reported by parse.
 func (m *Meta) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.address, "address", "", "")
 	fs.StringVar(&m.namespace, "namespace", "", "")
 	fs.StringVar(&m.region, "region", "", "")
+	fs.StringVar(&m.caCert, "ca-cert", "", "")
+	fs.StringVar(&m.clientCert, "client-cert", "", "")
+	fs.StringVar(&m.clientKey, "client-key", "", "")
+	fs.StringVar(&m.tlsServerName, "tls-server-name", "", "")
+	fs.Var(&m.tlsSkipVerify, "tls-skip-verify", "")
+	fs.StringVar(&m.token, "token", "", "")
 	return fs
 }
 
@@ -121,6 +135,23 @@ func (m *Meta) client() (*api.Client, error) {
 	if m.region != "" {
 		cfg.Region = m.region
 	}
+	if m.token != "" {
+		cfg.SecretID = m.token
+	}
+	t := cfg.TLSConfig
+	if m.caCert != "" {
+		t.CACert = m.caCert
+	}
+	if m.clientCert != "" {
+		t.ClientCert = m.clientCert
+	}
+	if m.clientKey != "" {
+		t.ClientKey = m.clientKey
+	}
+	if m.tlsServerName != "" {
+		t.TLSServerName = m.tlsServerName
+	}
+	t.Insecure = m.tlsSkipVerify.or(t.Insecure)
 	c, err := api.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("API client: %w", err)
@@ -195,7 +226,31 @@ const generalOptions = `General Options:
     "default".
 
   -region=<region>
-    The region to send requests to. Overrides DROVER_REGION.`
+    The region to send requests to. Overrides DROVER_REGION.
+
+  -ca-cert=<path>
+    The CA certificate (PEM) to verify the agent's HTTPS certificate with.
+    Overrides DROVER_CACERT (or NOMAD_CACERT).
+
+  -client-cert=<path>
+    The client certificate (PEM) to present to an agent that verifies
+    HTTPS clients. Overrides DROVER_CLIENT_CERT (or NOMAD_CLIENT_CERT).
+
+  -client-key=<path>
+    The client certificate's key (PEM). Overrides DROVER_CLIENT_KEY (or
+    NOMAD_CLIENT_KEY).
+
+  -tls-server-name=<name>
+    The name the agent's certificate must carry, when it is not the
+    address's host. Overrides DROVER_TLS_SERVER_NAME.
+
+  -tls-skip-verify
+    Do not verify the agent's certificate (insecure). Overrides
+    DROVER_SKIP_VERIFY.
+
+  -token=<secret>
+    The ACL token to send (X-Nomad-Token). Overrides DROVER_TOKEN (or
+    NOMAD_TOKEN).`
 
 // helpText trims and joins a command's help with the general options.
 func helpText(usage, options string) string {

@@ -67,6 +67,9 @@ type agentProc struct {
 	waitErr error
 	// token, when set, is sent as X-Nomad-Token by getJSON, do and drover.
 	token string
+	// hc, when set, is the HTTP client of getJSON and do (an agent
+	// serving HTTPS); nil is http.DefaultClient.
+	hc *http.Client
 }
 
 type syncBuffer struct {
@@ -192,7 +195,7 @@ func (a *agentProc) getJSON(path string, out any) int {
 	if a.token != "" {
 		req.Header.Set("X-Nomad-Token", a.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.httpClient().Do(req)
 	if err != nil {
 		return 0
 	}
@@ -206,6 +209,13 @@ func (a *agentProc) getJSON(path string, out any) int {
 	return resp.StatusCode
 }
 
+func (a *agentProc) httpClient() *http.Client {
+	if a.hc != nil {
+		return a.hc
+	}
+	return http.DefaultClient
+}
+
 // do sends a request and returns the status and body.
 func (a *agentProc) do(method, path, body string) (int, string) {
 	a.t.Helper()
@@ -216,7 +226,7 @@ func (a *agentProc) do(method, path, body string) (int, string) {
 	if a.token != "" {
 		req.Header.Set("X-Nomad-Token", a.token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.httpClient().Do(req)
 	if err != nil {
 		a.t.Fatalf("%s %s: %v", method, path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/droverhq/drover/server/scheduler"
+	"github.com/droverhq/drover/tlsconf"
 )
 
 // Defaults for a Config's zero fields.
@@ -97,7 +98,16 @@ type Config struct {
 	// election, retrying with backoff) before it fails with "no cluster
 	// leader" (default DefaultRPCHoldTimeout).
 	RPCHoldTimeout time.Duration
-	Logger         hclog.Logger
+	// TLS, when set, makes every connection to the RPC port mutual TLS
+	// (structs.RPCTypeTLS, rpc_tls.go): the server refuses plaintext
+	// ones and dials its peers over TLS. nil: plaintext.
+	TLS *tlsconf.Configurator
+	// EncryptKey is the serf gossip encryption key (16, 24 or 32 bytes).
+	// A keyring file kept from an earlier start (DataDir/serf/keyring,
+	// which keyring changes rewrite) wins over it; with neither, gossip
+	// is in the clear.
+	EncryptKey []byte
+	Logger     hclog.Logger
 
 	// reconcileInterval overrides defaultReconcileInterval (tests).
 	reconcileInterval time.Duration

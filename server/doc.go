@@ -17,8 +17,21 @@
 //	0x03 RPCTypeMultiplex  a hashicorp/yamux session; each stream starts
 //	                       with its own type byte: 0x01 a net/rpc
 //	                       connection, 0x04 one streaming call
-//	0x05 RPCTypeNodeMultiplex  the same, from a node's client: the
-//	                       servers open streams back on it
+//	0x04 RPCTypeTLS        a TLS handshake, then one of the others
+//	0x05 RPCTypeNodeMultiplex  the same as 0x03, from a node's client:
+//	                       the servers open streams back on it
+//
+// With rpc TLS on (Config.TLS, rpc_tls.go) every connection is 0x04:
+// mutual TLS with the agents' CA, plaintext refused. Servers dial each
+// other (Raft, the pool, bootstrap checks) through dialRPC, which
+// verifies the peer's server certificate; a peer that opens a Raft, a
+// forwarding or a single-call connection must present a server
+// certificate (server.<region>.drover) when verify_server_hostname is
+// on, while a node's session takes any certificate from the CA.
+//
+// Gossip encryption is serf's keyring (serf_keyring.go): the key from
+// Config.EncryptKey, or the keyring file kept under DataDir, changed on
+// every server at once through the Keyring endpoint.
 //
 // Servers call each other on multiplexed sessions: the connection pool
 // (pool.go) keeps one session per peer, opens a stream per call, and

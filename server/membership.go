@@ -87,7 +87,7 @@ func (s *Server) maybeBootstrap() (retry bool) {
 // callPeer makes one RPC call to the server at addr on a connection of
 // its own, which shutdown closes.
 func (s *Server) callPeer(addr, method string, args, reply any) error {
-	conn, err := s.dialPeer(addr, peerDialTimeout)
+	conn, err := s.dialRPC(addr, peerDialTimeout)
 	if err != nil {
 		return err
 	}

@@ -47,8 +47,8 @@ type connPool struct {
 	closed   bool
 }
 
-// newConnPool returns a pool that connects with dial (Server.dialPeer,
-// so that the test partition hook sees every connection).
+// newConnPool returns a pool that connects with dial (Server.dialRPC:
+// TLS when configured, through the test partition hook).
 func newConnPool(logger hclog.Logger, dial func(addr string, timeout time.Duration) (net.Conn, error), dialTimeout time.Duration) *connPool {
 	return &connPool{logger: logger, dialFn: dial, dialTimeout: dialTimeout, sessions: map[string]*yamux.Session{}}
 }

@@ -39,7 +39,7 @@ type raftLayer struct {
 	connCh    chan net.Conn
 	closeOnce sync.Once
 	closeCh   chan struct{}
-	// dial opens connections to peers (the server's dialPeer); nil dials
+	// dial opens connections to peers (the server's dialRPC); nil dials
 	// directly.
 	dial func(addr string, timeout time.Duration) (net.Conn, error)
 

@@ -42,6 +42,7 @@ func (s *Server) setupRPC() error {
 		"Eval":      &evalEndpoint{srv: s},
 		"GPU":       &gpuEndpoint{srv: s},
 		"ACL":       &aclEndpoint{srv: s},
+		"Keyring":   &keyringEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {
@@ -76,22 +77,24 @@ func (s *Server) acceptLoop() {
 }
 
 // handleConn reads the protocol byte and serves net/rpc or hands the
-// connection to Raft.
+// connection to Raft. With rpc TLS on, the byte must be
+// structs.RPCTypeTLS and the type that picks the protocol follows the
+// handshake (rpc_tls.go); plaintext is refused.
 func (s *Server) handleConn(conn net.Conn) {
 	if !s.trackConn(conn) {
 		_ = conn.Close()
 		return
 	}
 	defer s.untrackConn(conn)
-	var kind [1]byte
-	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
-	if _, err := io.ReadFull(conn, kind[:]); err != nil {
-		s.logger.Debug("read connection type", "remote", conn.RemoteAddr(), "error", err)
-		_ = conn.Close()
+	raw := conn
+	kind, ok := s.readConnType(conn)
+	if !ok {
 		return
 	}
-	_ = conn.SetReadDeadline(time.Time{})
-	switch kind[0] {
+	if conn, kind, ok = s.maybeTLS(conn, kind); !ok {
+		return
+	}
+	switch kind {
 	case structs.RPCTypeRPC:
 		s.serveCodec(structs.NewRPCServerCodec(conn), nil)
 	case structs.RPCTypeMultiplex:
@@ -99,12 +102,26 @@ func (s *Server) handleConn(conn net.Conn) {
 	case structs.RPCTypeNodeMultiplex:
 		s.serveMultiplex(conn, true)
 	case structs.RPCTypeRaft:
-		s.untrackConn(conn) // raft's transport owns and closes it now
+		s.untrackConn(raw) // raft's transport owns and closes it now
 		s.raftLayer.Handoff(conn)
 	default:
-		s.logger.Warn("unknown connection type", "remote", conn.RemoteAddr(), "type", kind[0])
+		s.logger.Warn("unknown connection type", "remote", conn.RemoteAddr(), "type", kind)
 		_ = conn.Close()
 	}
+}
+
+// readConnType reads a connection's type byte; on error the connection
+// is closed.
+func (s *Server) readConnType(conn net.Conn) (byte, bool) {
+	var kind [1]byte
+	_ = conn.SetReadDeadline(time.Now().Add(firstByteTimeout))
+	if _, err := io.ReadFull(conn, kind[:]); err != nil {
+		s.logger.Debug("read connection type", "remote", conn.RemoteAddr(), "error", err)
+		_ = conn.Close()
+		return 0, false
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	return kind[0], true
 }
 
 // serveMultiplex serves a yamux session. Each stream the peer opens

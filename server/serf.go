@@ -118,6 +118,10 @@ func (s *Server) setupSerf() error {
 		_ = transport.Shutdown()
 		return fmt.Errorf("create serf dir: %w", err)
 	}
+	if err := s.setupKeyring(conf); err != nil {
+		_ = transport.Shutdown()
+		return err
+	}
 	if s.config.serfTuning != nil {
 		s.config.serfTuning(conf)
 	}

@@ -101,7 +101,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		startedAt:   time.Now(),
 		leaderOps:   make(chan leaderOp),
 	}
-	s.pool = newConnPool(s.logger.Named("pool"), s.dialPeer, forwardDialTimeout)
+	s.pool = newConnPool(s.logger.Named("pool"), s.dialRPC, forwardDialTimeout)
 	s.broker = broker.NewEvalBroker(evalNackTimeout, evalDeliveryLimit, s.logger.Named("broker"))
 	s.blocked = broker.NewBlockedEvals(s.broker, s.logger.Named("blocked_evals"))
 	s.heartbeats = newHeartbeats()
@@ -130,7 +130,7 @@ func (s *Server) start() error {
 	s.listener = ln
 	s.advertise = advertiseAddr(ln.Addr().(*net.TCPAddr))
 	s.raftLayer = newRaftLayer(s.advertise)
-	s.raftLayer.dial = s.dialPeer
+	s.raftLayer.dial = s.dialRPC
 	if err := s.setupRPC(); err != nil {
 		return err
 	}

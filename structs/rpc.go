@@ -244,6 +244,10 @@ const (
 	// net/rpc exchange with the msgpack codec. Servers forward to each
 	// other on it.
 	RPCTypeMultiplex byte = 0x03
+	// RPCTypeTLS starts a TLS handshake (the dialer is the TLS client);
+	// inside it the dialer writes one of the other types. With rpc TLS
+	// on, a server accepts nothing else.
+	RPCTypeTLS byte = 0x04
 	// RPCTypeNodeMultiplex is RPCTypeMultiplex from a node's client: the
 	// servers also open streams on it, for client operations on that
 	// node's allocations.

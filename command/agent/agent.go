@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/tlsconf"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -30,6 +32,9 @@ type Agent struct {
 	logger  hclog.Logger
 	dataDir string
 	tempDir bool
+	// tls holds the tls block's files (nil without TLS); Reload reads
+	// them again.
+	tls *tlsconf.Configurator
 
 	server   *server.Server
 	client   *client.Client
@@ -57,6 +62,11 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 			_ = a.Shutdown() // what was started, on the agent started so far
 		}
 	}()
+	tlsc, err := cfg.tlsConfigurator()
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	a.tls = tlsc
 	if a.dataDir == "" {
 		dir, err := os.MkdirTemp("", "drover-dev-")
 		if err != nil {
@@ -76,6 +86,9 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		return nil, listenFailure(cfg.addr(cfg.Ports.HTTP), err)
 	}
 	a.httpAddr = ln.Addr()
+	if cfg.httpTLS() {
+		ln = tls.NewListener(ln, a.tls.IncomingHTTP())
+	}
 	if cfg.Client.Enabled {
 		if err := a.startClient(); err != nil {
 			ln.Close()
@@ -99,6 +112,8 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 	a.http = &http.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
+		// TLS handshake failures and the like, in the agent's log.
+		ErrorLog: logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	go func() {
 		defer close(a.httpDone)
@@ -107,7 +122,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		}
 	}()
 	started = true
-	logger.Info("agent started", "http", a.httpAddr.String(), "server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "data_dir", a.dataDir)
+	logger.Info("agent started", "http", a.HTTPURL(), "server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "data_dir", a.dataDir)
 	return a, nil
 }
 
@@ -145,6 +160,12 @@ func (a *Agent) startServer() error {
 	if err := a.config.applyCluster(cfg); err != nil {
 		return err
 	}
+	if a.config.rpcTLS() {
+		cfg.TLS = a.tls
+	}
+	if cfg.EncryptKey, err = a.config.gossipKey(); err != nil {
+		return err
+	}
 	srv, err := server.NewServer(cfg)
 	var se *os.SyscallError
 	switch {
@@ -173,6 +194,10 @@ func (a *Agent) startClient() error {
 		exec.Name:    exec.New(logger.Named("exec"), exec.Config{AllowFallback: a.config.Client.ExecAllowFallback}),
 		docker.Name:  docker.New(logger.Named("docker"), docker.Config{Endpoint: a.config.Client.DockerEndpoint, UseCDI: a.config.Client.DockerUseCDI}),
 	}
+	var rpcTLS *tlsconf.Configurator
+	if a.config.rpcTLS() {
+		rpcTLS = a.tls
+	}
 	c, err := client.NewClient(&client.Config{
 		Name:          a.config.Name,
 		Datacenter:    a.config.Datacenter,
@@ -191,6 +216,7 @@ func (a *Agent) startClient() error {
 		// A dev agent cleans up after itself; a real one leaves tasks
 		// running across a restart and re-attaches to them.
 		LeaveTasksRunning: !a.config.DevMode,
+		TLS:               rpcTLS,
 		Logger:            logger,
 	})
 	if err != nil {
@@ -212,6 +238,28 @@ func listenFailure(addr string, err error) error {
 
 // HTTPAddr returns the address the HTTP API listens on.
 func (a *Agent) HTTPAddr() string { return a.httpAddr.String() }
+
+// HTTPURL is the HTTP API's base URL: https:// with tls.http.
+func (a *Agent) HTTPURL() string {
+	if a.config.httpTLS() {
+		return "https://" + a.HTTPAddr()
+	}
+	return "http://" + a.HTTPAddr()
+}
+
+// Reload reads the tls block's certificate, key and CA files again (on
+// SIGHUP): new connections use them, open ones keep theirs. On error
+// the loaded files stay in use.
+func (a *Agent) Reload() error {
+	if a.tls == nil {
+		return nil
+	}
+	if err := a.tls.Reload(); err != nil {
+		return fmt.Errorf("reload tls: %w", err)
+	}
+	a.logger.Info("reloaded the TLS certificates")
+	return nil
+}
 
 // Shutdown stops the HTTP API, the client and the server, in that order.
 func (a *Agent) Shutdown() error {

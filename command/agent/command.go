@@ -57,6 +57,10 @@ Options:
   -client              Enable the client.
   -servers=ADDR,...    Servers' RPC addresses, for a client.
   -log-level=LEVEL     TRACE, DEBUG, INFO, WARN or ERROR.
+
+  TLS (the tls block) and gossip encryption (server.encrypt) are set in
+  the config file. SIGHUP reads the TLS certificate, key and CA files
+  again.
 `)
 }
 
@@ -81,14 +85,27 @@ func (c *Command) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("agent: %v", err))
 		return 1
 	}
-	c.Ui.Output(fmt.Sprintf("==> Drover agent started! HTTP API on http://%s", a.HTTPAddr()))
+	c.Ui.Output(fmt.Sprintf("==> Drover agent started! HTTP API on %s", a.HTTPURL()))
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	select {
-	case s := <-sigs:
-		c.Ui.Output(fmt.Sprintf("==> Caught signal %v; shutting down", s))
-	case <-c.ShutdownCh:
+wait:
+	for {
+		select {
+		case s := <-sigs:
+			if s == syscall.SIGHUP {
+				// SIGHUP reloads the TLS files, as in Nomad; the rest of
+				// the config is read at start only.
+				if err := a.Reload(); err != nil {
+					c.Ui.Error(fmt.Sprintf("==> %v; keeping the loaded certificates", err))
+				}
+				continue
+			}
+			c.Ui.Output(fmt.Sprintf("==> Caught signal %v; shutting down", s))
+			break wait
+		case <-c.ShutdownCh:
+			break wait
+		}
 	}
 	if err := a.Shutdown(); err != nil {
 		c.Ui.Error(fmt.Sprintf("Error stopping agent: %v", err))

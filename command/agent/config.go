@@ -27,6 +27,8 @@ type Config struct {
 	Client     *ClientConfig `hcl:"client,block"`
 	ACL        *ACLConfig    `hcl:"acl,block"`
 	Audit      *audit.HCL    `hcl:"audit,block"`
+	// TLS is the tls block (config_tls.go).
+	TLS *TLSConfig `hcl:"tls,block"`
 
 	// Set by flags only (untagged fields are ignored by gohcl).
 	DevMode bool
@@ -69,6 +71,9 @@ type ServerConfig struct {
 	// DeadServerTimeout is how long a server may be failed before the
 	// leader removes it from Raft, e.g. "10m".
 	DeadServerTimeout string `hcl:"dead_server_timeout,optional"`
+	// Encrypt is the base64 gossip encryption key (16, 24 or 32 bytes),
+	// as `drover operator gossip keyring -generate` prints.
+	Encrypt string `hcl:"encrypt,optional"`
 }
 
 // ClientConfig enables and configures the client.
@@ -231,6 +236,12 @@ func (c *Config) Merge(o *Config) {
 		}
 		c.Server.mergeRaftSnapshots(s)
 		c.Server.mergeCluster(s)
+		if s.Encrypt != "" {
+			c.Server.Encrypt = s.Encrypt
+		}
+	}
+	if o.TLS != nil {
+		c.TLS = o.TLS
 	}
 	if cl := o.Client; cl != nil {
 		c.Client.Enabled = c.Client.Enabled || cl.Enabled
@@ -287,6 +298,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.Server.validateRaftSnapshots()...)
+	errs = append(errs, c.validateSecurity()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
 	}

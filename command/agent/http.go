@@ -166,6 +166,7 @@ func (h *httpAPI) routes() {
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
 	h.aclRoutes(m)
+	h.keyringRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()
