@@ -40,7 +40,7 @@ func (h *httpAPI) keyringOp(method string) handlerFunc {
 			}
 		}
 		var resp structs.KeyringResponse
-		if err := h.b.RPC(r.Context(), method, &args, &resp); err != nil {
+		if err := h.rpc(r, method, &args, &resp); err != nil {
 			return nil, err
 		}
 		if resp.Messages == nil {
