@@ -292,7 +292,11 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Audit != nil && c.Audit.Enabled {
-		if _, err := c.Audit.Config(c.DataDir); err != nil {
+		dir := c.DataDir
+		if dir == "" {
+			dir = os.TempDir() // -dev: its data dir is made at start
+		}
+		if _, err := c.Audit.Config(dir); err != nil {
 			errs = append(errs, fmt.Errorf("agent config: %w", err))
 		}
 	}
