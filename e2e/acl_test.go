@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	nomad "github.com/hashicorp/nomad/api"
 )
 
@@ -114,6 +116,43 @@ node { policy = "read" }
 	stubs, _, err := client(devSecret).Jobs().List(&nomad.QueryOptions{Namespace: "*"})
 	if err != nil || len(stubs) != 1 || stubs[0].Namespace != "default" {
 		t.Errorf("dev token listing *: %+v, %v; want only the default namespace's job", stubs, err)
+	}
+
+	// The web UI: refused, it asks for a token; with the dev token it
+	// shows the job, and its exec terminal runs a command (the token in
+	// the websocket's first message).
+	if _, err := exec.LookPath("chromium"); err == nil || os.Getenv("CI") != "" {
+		sleeper := nomad.NewBatchJob("acl-sleep", "acl-sleep", "global", 50)
+		sleeper.Datacenters = []string{"dc1"}
+		sleeper.AddTaskGroup(nomad.NewTaskGroup("g", 1).AddTask(nomad.NewTask("t", "raw_exec").
+			SetConfig("command", "/bin/sleep").SetConfig("args", []string{"300"}).Require(&nomad.Resources{CPU: intp(100), MemoryMB: intp(64)})))
+		if _, _, err := client(devSecret).Jobs().Register(sleeper, nil); err != nil {
+			t.Fatalf("register acl-sleep: %v", err)
+		}
+		var running string
+		waitFor(t, 30*time.Second, "acl-sleep running", func() bool {
+			allocs, _, err := client(devSecret).Jobs().Allocations("acl-sleep", false, nil)
+			if err == nil && len(allocs) == 1 && allocs[0].ClientStatus == "running" {
+				running = allocs[0].ID
+			}
+			return running != ""
+		})
+		b := newBrowser(t, a.addr)
+		b.open("/jobs")
+		if n := b.count(`[data-testid="token-form"]`); n != 1 {
+			t.Fatalf("jobs page without a token: %d token forms, want 1", n)
+		}
+		b.do("enter the token",
+			chromedp.SetValue(chromedp.CSS(`[data-testid="token-input"]`), devSecret),
+			chromedp.Click(chromedp.CSS(`[data-testid="token-form"] button`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="job-row"][data-job-id="acl-sleep"]`)),
+		)
+		b.open("/allocations/" + running)
+		b.do("run a command in the exec panel",
+			chromedp.SetValue(chromedp.CSS(`[data-testid="exec-command"]`), `["/bin/sh", "-c", "echo acl-exec-$((6*7))"]`),
+			chromedp.Click(chromedp.CSS(`[data-testid="exec-run"]`)),
+		)
+		b.waitText(`[data-testid="exec-term"]`, 15*time.Second, func(s string) bool { return strings.Contains(s, "acl-exec-42") })
 	}
 
 	// A cross-site form post carries no token and text/plain: refused.

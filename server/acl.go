@@ -152,7 +152,9 @@ func (s *Server) nsFilter(token, ns, capability string) (func(string) bool, erro
 	if a.IsManagement() {
 		return func(string) bool { return true }, nil
 	}
-	if ns != "*" && !a.AllowNamespaceOperation(ns, capability) {
+	// For "*", a token that may do this in no namespace at all is
+	// refused rather than shown an empty list.
+	if !a.AllowNamespaceOperation(ns, capability) {
 		return nil, errPermissionDenied
 	}
 	return func(n string) bool { return a.AllowNamespaceOperation(n, capability) }, nil

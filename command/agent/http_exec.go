@@ -22,6 +22,10 @@ const (
 // execUpgrader upgrades exec requests to websockets. Its origin check is
 // gorilla's default: a browser page of another origin cannot open one,
 // so a site the user visits cannot run commands through a local agent.
+// execHandshakeTimeout bounds the wait for an exec websocket's token
+// handshake.
+const execHandshakeTimeout = 10 * time.Second
+
 var execUpgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 32 << 10}
 
 // execInput and execOutput are Nomad's exec websocket messages
@@ -63,10 +67,14 @@ func (h *httpAPI) allocExec(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, errorf(http.StatusBadRequest, "exec: want a websocket upgrade (Connection: Upgrade, Upgrade: websocket)"))
 		return
 	}
-	req, err := h.execRequest(r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
+	handshake := r.URL.Query().Get("ws_handshake") == "true"
+	var req *structs.ClientExecRequest
+	if !handshake {
+		var err error
+		if req, err = h.execRequest(r); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
 	}
 	ws, err := execUpgrader.Upgrade(w, r, nil)
 	if err != nil {
@@ -74,6 +82,28 @@ func (h *httpAPI) allocExec(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.Close()
 	ws.SetReadLimit(execMaxInput)
+	if handshake {
+		// A browser cannot set headers on a websocket: with
+		// ?ws_handshake=true the first message carries the token, as
+		// Nomad's UI sends it ({"version": 1, "auth_token": "..."}).
+		var hs struct {
+			Version   int    `json:"version"`
+			AuthToken string `json:"auth_token"`
+		}
+		_ = ws.SetReadDeadline(time.Now().Add(execHandshakeTimeout))
+		if err := ws.ReadJSON(&hs); err != nil || hs.Version != 1 {
+			closeWS(ws, websocket.ClosePolicyViolation, "exec: want the handshake {\"version\": 1, \"auth_token\": \"...\"} first")
+			return
+		}
+		_ = ws.SetReadDeadline(time.Time{})
+		if hs.AuthToken != "" {
+			r.Header.Set("X-Nomad-Token", hs.AuthToken)
+		}
+		if req, err = h.execRequest(r); err != nil {
+			closeWS(ws, websocket.CloseInternalServerErr, err.Error())
+			return
+		}
+	}
 	conn, err := h.stream(r, structs.RPCClientAllocExec, req)
 	if err != nil {
 		closeWS(ws, websocket.CloseInternalServerErr, err.Error())

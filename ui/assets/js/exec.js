@@ -3,6 +3,7 @@
 // agent's exec websocket (Nomad's message shape): keystrokes go as stdin,
 // the terminal's size as tty_size, and stdout/stderr come back.
 import { showError } from './dom.js';
+import { token } from './api.js';
 
 const COLS = 100;
 const ROWS = 26;
@@ -72,7 +73,8 @@ export class ExecPanel {
     term.open(box);
     term.focus();
     this.term = term;
-    const q = new URLSearchParams({ task, tty: 'true', command: JSON.stringify(command) });
+    // The token goes in the first message (a websocket takes no headers).
+    const q = new URLSearchParams({ task, tty: 'true', command: JSON.stringify(command), ws_handshake: 'true' });
     const proto = location.protocol === 'https:' ? 'wss' : 'ws';
     const ws = new WebSocket(`${proto}://${location.host}/v1/client/allocation/${encodeURIComponent(this.allocID())}/exec?${q}`);
     this.ws = ws;
@@ -80,6 +82,7 @@ export class ExecPanel {
     const encoder = new TextEncoder();
     this.status('connecting…');
     ws.onopen = () => {
+      ws.send(JSON.stringify({ version: 1, auth_token: token() }));
       this.status(`running ${command.join(' ')}`);
       ws.send(JSON.stringify({ tty_size: { height: ROWS, width: COLS } }));
     };
