@@ -106,7 +106,7 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case write && crossOrigin(r):
 		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: cross-origin request from %s refused", r.Method, r.URL.Path, r.Header.Get("Origin")))
 		return
-	case write && simpleContentType(r.Header.Get("Content-Type")) && requestToken(r) == "" && r.Header.Get("X-Nomad-Token") == "":
+	case write && simpleContentType(r.Header.Get("Content-Type")) && requestToken(r) == "":
 		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: a write of type %q must carry an X-Nomad-Token header or be sent as application/json",
 			r.Method, r.URL.Path, r.Header.Get("Content-Type")))
 		return

@@ -31,6 +31,14 @@ func TestCrossOriginRefused(t *testing.T) {
 		{"foreign read", "GET", "/v1/jobs", "http://evil.example", nil, http.StatusNotFound, true},
 		{"foreign exec", "GET", exec, "http://evil.example", upgrade, http.StatusForbidden, false},
 		{"exec without upgrade", "GET", exec, "", nil, http.StatusBadRequest, false},
+		// A form or text/plain post is what a page of another site can
+		// send without asking first; with ACLs off too it must carry a
+		// token header, which such a page cannot add.
+		{"text/plain write", "POST", "/v1/jobs", "", map[string]string{"Content-Type": "text/plain"}, http.StatusForbidden, false},
+		{"form write", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, http.StatusForbidden, false},
+		{"multipart write", "POST", "/v1/jobs", "", map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, http.StatusForbidden, false},
+		{"text/plain write with a token", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "text/plain", "X-Nomad-Token": "t"}, http.StatusNotFound, true},
+		{"json write", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "application/json"}, http.StatusNotFound, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +54,11 @@ func TestCrossOriginRefused(t *testing.T) {
 			calls := b.take()
 			if rec.Code != tt.want {
 				t.Errorf("got %d %q, want %d", rec.Code, rec.Body.String(), tt.want)
+			}
+			for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"} {
+				if got := rec.Header().Get(k); got != v {
+					t.Errorf("header %s = %q, want %q", k, got, v)
+				}
 			}
 			if got := len(calls) > 0; got != tt.reachesServer {
 				t.Errorf("reached the servers: %v (%v), want %v", got, calls, tt.reachesServer)
