@@ -67,7 +67,11 @@ func TestE2E_ACL(t *testing.T) {
 	if r := a.drover("namespace", "apply", "other"); r.code != 0 {
 		t.Fatalf("namespace apply: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	policy := writeFile(t, dir, "dev.hcl", `namespace "default" { policy = "write" }
+	// alloc-node-exec: exec into a raw_exec task is exec on the node.
+	policy := writeFile(t, dir, "dev.hcl", `namespace "default" {
+  policy       = "write"
+  capabilities = ["alloc-node-exec"]
+}
 node { policy = "read" }
 `)
 	if r := a.drover("acl", "policy", "apply", "-description", "default namespace", "dev", policy); r.code != 0 {
@@ -155,10 +159,13 @@ node { policy = "read" }
 		b.waitText(`[data-testid="exec-term"]`, 15*time.Second, func(s string) bool { return strings.Contains(s, "acl-exec-42") })
 	}
 
-	// A cross-site form post carries no token and text/plain: refused.
+	// A cross-site form post, as a browser sends it: text/plain, no
+	// token, another site's Origin and Fetch metadata. Refused.
 	a.token = ""
 	req, _ := http.NewRequest(http.MethodPost, a.addr+"/v1/jobs", strings.NewReader(`{"Job":{"ID":"csrf"}}`))
 	req.Header.Set("Content-Type", "text/plain")
+	req.Header.Set("Origin", "http://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

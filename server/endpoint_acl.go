@@ -2,8 +2,13 @@ package server
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	memdb "github.com/hashicorp/go-memdb"
 
@@ -33,8 +38,10 @@ func (s *Server) requireACLs(method string) error {
 }
 
 // Bootstrap creates the first management token and returns it, secret
-// included. It needs no token, and works once (see
-// state.BootstrapACLToken for the reset).
+// included. It needs no token, and works once. To bootstrap again (the
+// management secret was lost), an operator writes the index the refusal
+// names to DataDir/acl-bootstrap-reset on the leader, as in Nomad: only
+// someone with the leader's disk can reset; the file is removed after.
 func (e *aclEndpoint) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.ACLTokenUpsertResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCACLBootstrap, &err)
@@ -54,11 +61,16 @@ func (e *aclEndpoint) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *s
 		AccessorID: structs.GenerateUUID(), SecretID: secret, Name: "Bootstrap Token",
 		Type: structs.ACLManagementToken, Global: true, CreateTime: time.Now().UTC(),
 	}
-	req := &structs.ACLTokenBootstrapRequest{Token: token, ResetIndex: args.ResetIndex, WriteRequest: args.WriteRequest}
-	req.AuthToken = ""
+	resetIndex, resetFile := s.bootstrapResetIndex()
+	req := &structs.ACLTokenBootstrapRequest{Token: token, ResetIndex: resetIndex, WriteRequest: args.WriteRequest}
 	index, err := s.raftApply(structs.ACLTokenBootstrapType, req)
 	if err != nil {
 		return err
+	}
+	if resetFile != "" {
+		if err := os.Remove(resetFile); err != nil {
+			s.logger.Warn("ACL bootstrap: remove the reset file", "path", resetFile, "error", err)
+		}
 	}
 	stored, err := s.State().ACLTokenByAccessor(nil, token.AccessorID)
 	if err != nil {
@@ -68,6 +80,26 @@ func (e *aclEndpoint) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *s
 	reply.Index = index
 	s.logger.Info("ACL bootstrap done", "accessor", token.AccessorID)
 	return nil
+}
+
+// aclBootstrapResetFile is the file, in the server's data dir, holding
+// the index of the bootstrap to reset.
+const aclBootstrapResetFile = "acl-bootstrap-reset"
+
+// bootstrapResetIndex reads the reset file: the index in it, and its
+// path (0 and "" when there is none or it does not hold a number).
+func (s *Server) bootstrapResetIndex() (uint64, string) {
+	path := filepath.Join(s.config.DataDir, aclBootstrapResetFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, ""
+	}
+	index, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		s.logger.Warn("ACL bootstrap: the reset file does not hold an index", "path", path)
+		return 0, ""
+	}
+	return index, path
 }
 
 // UpsertPolicies creates or replaces policies; each one's rules must
@@ -92,7 +124,7 @@ func (e *aclEndpoint) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply
 		if p == nil {
 			return fmt.Errorf("upsert ACL policies: %w: a policy is null", structs.ErrInvalid)
 		}
-		if err := checkACLName("policy", p.Name); err != nil {
+		if err := checkPolicyName(p.Name); err != nil {
 			return err
 		}
 		if len(p.Description) > maxACLDescription {
@@ -103,7 +135,6 @@ func (e *aclEndpoint) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply
 		}
 		req.Policies = append(req.Policies, &structs.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules})
 	}
-	req.AuthToken = ""
 	index, err := s.raftApply(structs.ACLPolicyUpsertRequestType, req)
 	if err != nil {
 		return err
@@ -112,18 +143,35 @@ func (e *aclEndpoint) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply
 	return nil
 }
 
-// checkACLName checks a policy or token name: 1 to 128 of letters,
-// digits, '-', '_' and '.' for policies; any printable text for tokens.
-func checkACLName(what, name string) error {
+// Bounds of a token's expiration TTL, Nomad's defaults.
+const (
+	minTokenTTL = time.Minute
+	maxTokenTTL = 24 * time.Hour
+)
+
+// checkPolicyName checks a policy name as Nomad does: 1 to 128 letters,
+// digits and dashes.
+func checkPolicyName(name string) error {
 	if name == "" || len(name) > maxACLNameLen {
-		return fmt.Errorf("ACL %s name %q: %w: 1 to %d bytes", what, name, structs.ErrInvalid, maxACLNameLen)
-	}
-	if what != "policy" {
-		return nil
+		return fmt.Errorf("ACL policy name %q: %w: 1 to %d characters", name, structs.ErrInvalid, maxACLNameLen)
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return fmt.Errorf("ACL policy name %q: %w: only letters, digits, '-', '_' and '.'", name, structs.ErrInvalid)
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return fmt.Errorf("ACL policy name %q: %w: only letters, digits and dashes", name, structs.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// checkTokenName checks a token's name: at most 256 bytes of printable
+// text (it is shown in lists and logs).
+func checkTokenName(name string) error {
+	if len(name) > 256 {
+		return fmt.Errorf("ACL token name: %w: longer than 256 bytes", structs.ErrInvalid)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("ACL token name %q: %w: only printable characters", name, structs.ErrInvalid)
 		}
 	}
 	return nil
@@ -155,7 +203,6 @@ func (e *aclEndpoint) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply
 		}
 	}
 	req := &structs.ACLPolicyDeleteRequest{Names: args.Names, WriteRequest: args.WriteRequest}
-	req.AuthToken = ""
 	index, err := s.raftApply(structs.ACLPolicyDeleteRequestType, req)
 	if err != nil {
 		return err
@@ -255,7 +302,6 @@ func (e *aclEndpoint) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *s
 		}
 		req.Tokens = append(req.Tokens, t)
 	}
-	req.AuthToken = ""
 	index, err := s.raftApply(structs.ACLTokenUpsertRequestType, req)
 	if err != nil {
 		return err
@@ -278,7 +324,7 @@ func (e *aclEndpoint) prepareToken(in *structs.ACLToken) (*structs.ACLToken, err
 		return nil, fmt.Errorf("upsert ACL tokens: %w: a token is null", structs.ErrInvalid)
 	}
 	if in.Name != "" {
-		if err := checkACLName("token", in.Name); err != nil {
+		if err := checkTokenName(in.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -297,9 +343,16 @@ func (e *aclEndpoint) prepareToken(in *structs.ACLToken) (*structs.ACLToken, err
 	if len(in.Policies) > maxTokenPolicies {
 		return nil, fmt.Errorf("ACL token %q: %w: %d policies (at most %d)", in.Name, structs.ErrInvalid, len(in.Policies), maxTokenPolicies)
 	}
-	for _, p := range in.Policies {
-		if err := checkACLName("policy", p); err != nil {
+	for _, name := range in.Policies {
+		if err := checkPolicyName(name); err != nil {
 			return nil, err
+		}
+		p, err := e.srv.State().ACLPolicyByName(nil, name)
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, fmt.Errorf("ACL token %q: %w: policy %q does not exist", in.Name, structs.ErrInvalid, name)
 		}
 	}
 	t := in.Copy()
@@ -310,6 +363,20 @@ func (e *aclEndpoint) prepareToken(in *structs.ACLToken) (*structs.ACLToken, err
 		t.AccessorID = structs.GenerateUUID()
 		t.SecretID = structs.GenerateUUID()
 		t.CreateTime = time.Now().UTC()
+		switch ttl := t.ExpirationTTL; {
+		case ttl == 0:
+		case ttl < minTokenTTL || ttl > maxTokenTTL:
+			return nil, fmt.Errorf("ACL token %q: %w: expiration TTL %v (from %v to %v)", in.Name, structs.ErrInvalid, ttl, minTokenTTL, maxTokenTTL)
+		case t.ExpirationTime != nil:
+			return nil, fmt.Errorf("ACL token %q: %w: give an expiration TTL or an expiration time, not both", in.Name, structs.ErrInvalid)
+		default:
+			exp := t.CreateTime.Add(ttl)
+			t.ExpirationTime = &exp
+		}
+		if t.ExpirationTime != nil && !t.ExpirationTime.After(t.CreateTime.Add(minTokenTTL-time.Second)) {
+			return nil, fmt.Errorf("ACL token %q: %w: expiration time %v is not at least %v away", in.Name, structs.ErrInvalid, *t.ExpirationTime, minTokenTTL)
+		}
+		t.ExpirationTTL = 0
 		return t, nil
 	}
 	existing, err := e.srv.State().ACLTokenByAccessor(nil, t.AccessorID)
@@ -322,7 +389,8 @@ func (e *aclEndpoint) prepareToken(in *structs.ACLToken) (*structs.ACLToken, err
 	if t.Type != existing.Type {
 		return nil, fmt.Errorf("ACL token %s: %w: a token's type cannot change", t.AccessorID, structs.ErrInvalid)
 	}
-	t.SecretID, t.CreateTime, t.Global = existing.SecretID, existing.CreateTime, existing.Global
+	// The secret, creation and expiry of a token never change.
+	t.SecretID, t.CreateTime, t.Global, t.ExpirationTime, t.ExpirationTTL = existing.SecretID, existing.CreateTime, existing.Global, existing.ExpirationTime, 0
 	return t, nil
 }
 
@@ -352,7 +420,6 @@ func (e *aclEndpoint) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *s
 		}
 	}
 	req := &structs.ACLTokenDeleteRequest{AccessorIDs: args.AccessorIDs, WriteRequest: args.WriteRequest}
-	req.AuthToken = ""
 	index, err := s.raftApply(structs.ACLTokenDeleteRequestType, req)
 	if err != nil {
 		return err

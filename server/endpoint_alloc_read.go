@@ -47,7 +47,7 @@ func (e *allocEndpoint) GetAlloc(args *structs.AllocSpecificRequest, reply *stru
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		alloc, err := resolveAlloc(ws, st, args.AllocID)
+		alloc, err := resolveAlloc(ws, st, args.AllocID, func(ns string) bool { return a.AllowNamespaceOperation(ns, acl.CapReadJob) })
 		if err != nil {
 			return 0, err
 		}

@@ -50,7 +50,7 @@ func (e *evalEndpoint) GetEval(args *structs.EvalSpecificRequest, reply *structs
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		ev, err := resolveEval(ws, st, args.EvalID)
+		ev, err := resolveEval(ws, st, args.EvalID, func(ns string) bool { return a.AllowNamespaceOperation(ns, acl.CapReadJob) })
 		if err != nil {
 			return 0, err
 		}
@@ -76,7 +76,7 @@ func (e *evalEndpoint) Allocations(args *structs.EvalSpecificRequest, reply *str
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		ev, err := resolveEval(ws, st, args.EvalID)
+		ev, err := resolveEval(ws, st, args.EvalID, func(ns string) bool { return a.AllowNamespaceOperation(ns, acl.CapReadJob) })
 		if err != nil {
 			return 0, err
 		}

@@ -10,16 +10,19 @@ import (
 // that receives it asks every server through serf.
 type keyringEndpoint struct{ srv *Server }
 
-// List answers each key with how many servers hold it.
-func (e *keyringEndpoint) List(args *structs.KeyringRequest, reply *structs.KeyringResponse) error {
-	if _, err := e.srv.authorize(args.AuthToken, (*acl.ACL).AllowAgentRead); err != nil {
+// List answers each key with how many servers hold it. Every keyring
+// call needs agent write, as in Nomad: the answer holds the keys.
+func (e *keyringEndpoint) List(args *structs.KeyringRequest, reply *structs.KeyringResponse) (err error) {
+	defer e.srv.recoverPanic(structs.RPCKeyringList, &err)
+	if _, err := e.srv.authorize(args.AuthToken, (*acl.ACL).AllowAgentWrite); err != nil {
 		return err
 	}
 	return e.srv.keyringOp("list", "", reply)
 }
 
 // Install adds a key to every server's keyring (not yet used to send).
-func (e *keyringEndpoint) Install(args *structs.KeyringRequest, reply *structs.KeyringResponse) error {
+func (e *keyringEndpoint) Install(args *structs.KeyringRequest, reply *structs.KeyringResponse) (err error) {
+	defer e.srv.recoverPanic(structs.RPCKeyringInstall, &err)
 	if _, err := e.srv.authorize(args.AuthToken, (*acl.ACL).AllowAgentWrite); err != nil {
 		return err
 	}
@@ -27,7 +30,8 @@ func (e *keyringEndpoint) Install(args *structs.KeyringRequest, reply *structs.K
 }
 
 // Use makes an installed key the one every server encrypts with.
-func (e *keyringEndpoint) Use(args *structs.KeyringRequest, reply *structs.KeyringResponse) error {
+func (e *keyringEndpoint) Use(args *structs.KeyringRequest, reply *structs.KeyringResponse) (err error) {
+	defer e.srv.recoverPanic(structs.RPCKeyringUse, &err)
 	if _, err := e.srv.authorize(args.AuthToken, (*acl.ACL).AllowAgentWrite); err != nil {
 		return err
 	}
@@ -35,7 +39,8 @@ func (e *keyringEndpoint) Use(args *structs.KeyringRequest, reply *structs.Keyri
 }
 
 // Remove drops a key that is not the primary from every server.
-func (e *keyringEndpoint) Remove(args *structs.KeyringRequest, reply *structs.KeyringResponse) error {
+func (e *keyringEndpoint) Remove(args *structs.KeyringRequest, reply *structs.KeyringResponse) (err error) {
+	defer e.srv.recoverPanic(structs.RPCKeyringRemove, &err)
 	if _, err := e.srv.authorize(args.AuthToken, (*acl.ACL).AllowAgentWrite); err != nil {
 		return err
 	}

@@ -88,17 +88,27 @@ func resolve[T any](kind, id string, byID func(string) (*T, error), byPrefix fun
 	return nil, structs.KindErrorf(structs.ErrInvalid, "%s prefix %q matches %d objects: %s", kind, id, len(matches), strings.Join(ids, ", "))
 }
 
-func resolveAlloc(ws memdb.WatchSet, st *state.StateStore, id string) (*structs.Allocation, error) {
+// resolveAlloc resolves an allocation ID or prefix; a prefix matches
+// only allocations of namespaces keep admits (those the caller may
+// read), so that a prefix tells nothing of the others.
+func resolveAlloc(ws memdb.WatchSet, st *state.StateStore, id string, keep func(ns string) bool) (*structs.Allocation, error) {
 	return resolve("allocation", id,
 		func(id string) (*structs.Allocation, error) { return st.AllocByID(ws, id) },
-		func(p string) ([]*structs.Allocation, error) { return st.AllocsByIDPrefix(ws, "*", p) },
+		func(p string) ([]*structs.Allocation, error) {
+			allocs, err := st.AllocsByIDPrefix(ws, "*", p)
+			return keepAllocs(allocs, keep), err
+		},
 		func(a *structs.Allocation) string { return a.ID })
 }
 
-func resolveEval(ws memdb.WatchSet, st *state.StateStore, id string) (*structs.Evaluation, error) {
+// resolveEval is resolveAlloc for evaluations.
+func resolveEval(ws memdb.WatchSet, st *state.StateStore, id string, keep func(ns string) bool) (*structs.Evaluation, error) {
 	return resolve("evaluation", id,
 		func(id string) (*structs.Evaluation, error) { return st.EvalByID(ws, id) },
-		func(p string) ([]*structs.Evaluation, error) { return st.EvalsByIDPrefix(ws, "*", p) },
+		func(p string) ([]*structs.Evaluation, error) {
+			evals, err := st.EvalsByIDPrefix(ws, "*", p)
+			return keepEvals(evals, keep), err
+		},
 		func(e *structs.Evaluation) string { return e.ID })
 }
 

@@ -37,8 +37,8 @@ type nodeConns struct {
 func newNodeConns() *nodeConns { return &nodeConns{conns: map[string]*yamux.Session{}} }
 
 // noteCall records sess as the node's after a successful node call
-// that carries the node's secret. (Which secret a node may register with
-// is the security issue's: until then the first registration sets it.)
+// that carries the node's secret (the endpoints checked it: a node that
+// is registered already must present the secret it registered with).
 func (c *nodeConns) noteCall(method string, args any, sess *yamux.Session, st *state.StateStore) {
 	nodeOf, ok := nodeConnMethods[method]
 	if !ok {

@@ -245,6 +245,11 @@ func serverID(dataDir string) (string, error) {
 // raftApply commits msg through Raft and returns its index once the FSM
 // applied it; an error the FSM returned is returned as is.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
+	// A caller's token secret is never written to the log (the request
+	// was authorized already; the entry is what changed, not who).
+	if a, ok := msg.(structs.AuthTokenSetter); ok {
+		a.SetAuthToken("")
+	}
 	buf, err := structs.Encode(t, msg)
 	if err != nil {
 		return 0, err

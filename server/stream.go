@@ -110,14 +110,47 @@ func (s *Server) authorizeClientOp(method, token string, rawArgs []byte) (string
 	if !allowClientOp(a, method, "*") {
 		return "", errPermissionDenied // before the target is looked up
 	}
-	nodeID, ns, err := s.clientOpNode(t)
+	nodeID, alloc, err := s.clientOpNode(t)
 	if err != nil {
 		return "", err
+	}
+	ns := ""
+	if alloc != nil {
+		ns = alloc.Namespace
 	}
 	if !allowClientOp(a, method, ns) {
 		return "", errPermissionDenied
 	}
+	if method == structs.RPCClientAllocExec && alloc != nil {
+		// A raw_exec task runs on the host itself: exec into one is
+		// exec on the node (Nomad's alloc-node-exec).
+		var req structs.ClientExecRequest
+		if err := structs.Decode(rawArgs, &req); err != nil {
+			return "", fmt.Errorf("decode request: %w: %v", structs.ErrInvalid, err)
+		}
+		if taskDriver(alloc, req.Task) == "raw_exec" && !a.AllowNamespaceOperation(ns, acl.CapAllocNodeExec) {
+			return "", fmt.Errorf("%w: exec into a raw_exec task needs alloc-node-exec", structs.ErrPermissionDenied)
+		}
+	}
 	return nodeID, nil
+}
+
+// taskDriver returns the driver of the allocation's task ("" when the
+// task is unknown; "" names the only task).
+func taskDriver(alloc *structs.Allocation, task string) string {
+	if alloc.Job == nil {
+		return ""
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return ""
+	}
+	for _, t := range tg.Tasks {
+		if t != nil && (t.Name == task || task == "" && len(tg.Tasks) == 1) {
+			return t.Driver
+		}
+	}
+	return ""
 }
 
 // allowClientOp reports whether a may make a client operation: on an
@@ -144,9 +177,9 @@ func allowClientOp(a *acl.ACL, method, ns string) bool {
 }
 
 // clientOpNode returns the node a client operation is for, the node of
-// its allocation, else the node it names, and the allocation's namespace
-// ("" for a node's operation).
-func (s *Server) clientOpNode(t structs.ClientTarget) (string, string, error) {
+// its allocation, else the node it names, and the allocation (nil for a
+// node's operation).
+func (s *Server) clientOpNode(t structs.ClientTarget) (string, *structs.Allocation, error) {
 	switch {
 	case t.AllocID != "":
 		alloc, err := s.State().AllocByID(nil, t.AllocID)
@@ -159,23 +192,23 @@ func (s *Server) clientOpNode(t structs.ClientTarget) (string, string, error) {
 			cancel()
 		}
 		if err != nil {
-			return "", "", err
+			return "", nil, err
 		}
 		if alloc == nil {
-			return "", "", fmt.Errorf("allocation %q: %w", t.AllocID, structs.ErrNotFound)
+			return "", nil, fmt.Errorf("allocation %q: %w", t.AllocID, structs.ErrNotFound)
 		}
-		return alloc.NodeID, alloc.Namespace, nil
+		return alloc.NodeID, alloc, nil
 	case t.NodeID != "":
 		node, err := s.State().NodeByID(nil, t.NodeID)
 		if err != nil {
-			return "", "", err
+			return "", nil, err
 		}
 		if node == nil {
-			return "", "", fmt.Errorf("node %q: %w", t.NodeID, structs.ErrNotFound)
+			return "", nil, fmt.Errorf("node %q: %w", t.NodeID, structs.ErrNotFound)
 		}
-		return node.ID, "", nil
+		return node.ID, nil, nil
 	}
-	return "", "", fmt.Errorf("request names no allocation and no node: %w", structs.ErrInvalid)
+	return "", nil, fmt.Errorf("request names no allocation and no node: %w", structs.ErrInvalid)
 }
 
 // openNodeStream opens the call on the node's session when the node is

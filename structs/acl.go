@@ -103,9 +103,12 @@ type ACLToken struct {
 	Global         bool
 	CreateTime     time.Time
 	ExpirationTime *time.Time `json:",omitempty"`
-	Hash           []byte
-	CreateIndex    uint64
-	ModifyIndex    uint64
+	// ExpirationTTL, on creation, sets ExpirationTime to the creation
+	// time plus it (Nomad's field; nanoseconds in JSON).
+	ExpirationTTL time.Duration `json:",omitempty"`
+	Hash          []byte
+	CreateIndex   uint64
+	ModifyIndex   uint64
 }
 
 // IsManagement reports whether the token may do anything.
@@ -211,10 +214,11 @@ type ACLPolicyListResponse struct {
 	QueryMeta
 }
 
-// ACLTokenBootstrapRequest creates the first management token. It is
-// refused once a bootstrap happened, unless ResetIndex names the index
-// of the last bootstrap (Nomad's reset procedure). BootstrapSecret is an
-// operator-chosen secret for the new token ("" makes a random one).
+// ACLTokenBootstrapRequest creates the first management token.
+// BootstrapSecret is an operator-chosen secret for the new token (""
+// makes a random one). Token and ResetIndex are set by the leader for
+// the Raft entry: a caller's are ignored (a reset needs the leader's
+// reset file, see server.aclBootstrapResetFile).
 type ACLTokenBootstrapRequest struct {
 	Token           *ACLToken
 	ResetIndex      uint64

@@ -90,8 +90,12 @@ func newHTTPAPI(b backend, logger hclog.Logger) *httpAPI {
 // visits must not stop, restart or signal their tasks through a local
 // agent. Tools (curl, the CLI, Nomad's client) send no Origin.
 //
-// A write whose content type a cross-site form may send (text/plain,
-// form encodings) must carry a token header, which such a form cannot.
+// A browser's write whose content type a cross-site form may send
+// (text/plain, form encodings) must carry a token header, which such a
+// form cannot; tools (curl's default is a form type) are not browsers.
+// With ACLs off, a browser may change state (or exec) only at an IP
+// address or localhost: a page of a name rebound to the agent's address
+// is same-origin by every header, and nothing else would stop it.
 // Every answer carries headers that keep browsers from sniffing it or
 // framing the UI.
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -102,21 +106,51 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() { h.auditRequest(r, rec.status) }()
 	write := r.Method != http.MethodGet && r.Method != http.MethodHead
+	acts := write || isExec(r)
 	switch {
 	case write && crossOrigin(r):
 		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: cross-origin request from %s refused", r.Method, r.URL.Path, r.Header.Get("Origin")))
 		return
-	case write && simpleContentType(r.Header.Get("Content-Type")) && requestToken(r) == "":
-		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: a write of type %q must carry an X-Nomad-Token header or be sent as application/json",
+	case write && fromBrowser(r) && simpleContentType(r.Header.Get("Content-Type")) && requestToken(r) == "":
+		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: a browser's write of type %q must carry an X-Nomad-Token header or be sent as application/json",
 			r.Method, r.URL.Path, r.Header.Get("Content-Type")))
+		return
+	case acts && fromBrowser(r) && !h.aclEnabled && !addressHost(r.Host):
+		h.writeError(rec, r, errorf(http.StatusForbidden, "%s %s: with ACLs off a browser may change state only at an IP address or localhost, not %q (enable ACLs to use a name)",
+			r.Method, r.URL.Path, r.Host))
 		return
 	}
 	h.mux.ServeHTTP(rec, r)
 }
 
+// fromBrowser reports whether a request carries what browsers send and
+// tools do not: an Origin, or Fetch metadata.
+func fromBrowser(r *http.Request) bool {
+	return r.Header.Get("Origin") != "" || r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Sec-Fetch-Mode") != ""
+}
+
+// isExec reports whether the request opens an exec session.
+func isExec(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/client/allocation/") && strings.HasSuffix(r.URL.Path, "/exec")
+}
+
+// addressHost reports whether host (of a Host header) is an IP address
+// or localhost, which no other site's page can be served from.
+func addressHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	return net.ParseIP(host) != nil || strings.EqualFold(host, "localhost")
+}
+
 // crossOrigin reports whether the request's Origin names another host
-// than the one it was sent to.
+// than the one it was sent to, or its Fetch metadata says it came from
+// another site.
 func crossOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
+		return true
+	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return false

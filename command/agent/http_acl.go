@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -198,31 +199,50 @@ func (h *httpAPI) authorizeAgent(r *http.Request, allow func(*acl.ACL) bool) err
 	if !h.aclEnabled {
 		return nil
 	}
+	e, err := h.resolveCached(r)
+	if err != nil {
+		return err
+	}
+	if e.acl == nil || !allow(e.acl) {
+		return structs.ErrPermissionDenied
+	}
+	return nil
+}
+
+// resolveCached returns the request token's entry, asking the servers
+// when it is not cached or expired. A token the servers refuse is kept
+// too (nil ACL, accessor "unknown"), so that a bad token cannot make
+// every request cost a server call; other failures are not kept.
+func (h *httpAPI) resolveCached(r *http.Request) (agentACLEntry, error) {
 	token := requestToken(r)
 	c := &h.acls
 	c.mu.Lock()
 	e, ok := c.entries[token]
 	c.mu.Unlock()
-	if !ok || time.Now().After(e.expires) {
-		var reply structs.ResolveACLTokenResponse
-		if err := h.rpc(r, structs.RPCACLResolveToken, &structs.ACLTokenSelfRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &reply); err != nil {
-			return err
-		}
-		e = agentACLEntry{acl: compileResolved(&reply), expires: time.Now().Add(agentACLTTL)}
+	if ok && time.Now().Before(e.expires) {
+		return e, nil
+	}
+	var reply structs.ResolveACLTokenResponse
+	err := h.rpc(r, structs.RPCACLResolveToken, &structs.ACLTokenSelfRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &reply)
+	switch {
+	case err == nil:
+		e = agentACLEntry{acl: compileResolved(&reply), accessor: structs.AnonymousTokenID}
 		if reply.Token != nil {
 			e.accessor = reply.Token.AccessorID
 		}
-		c.mu.Lock()
-		if c.entries == nil || len(c.entries) >= agentACLCacheSize {
-			c.entries = map[string]agentACLEntry{}
-		}
-		c.entries[token] = e
-		c.mu.Unlock()
+	case errors.Is(err, structs.ErrPermissionDenied):
+		e = agentACLEntry{accessor: "unknown"}
+	default:
+		return agentACLEntry{}, err
 	}
-	if !allow(e.acl) {
-		return structs.ErrPermissionDenied
+	e.expires = time.Now().Add(agentACLTTL)
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= agentACLCacheSize {
+		c.entries = map[string]agentACLEntry{}
 	}
-	return nil
+	c.entries[token] = e
+	c.mu.Unlock()
+	return e, nil
 }
 
 // compileResolved builds the ACL a server's ResolveToken answer grants.

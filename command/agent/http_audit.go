@@ -18,7 +18,7 @@ func (h *httpAPI) auditRequest(r *http.Request, status int) {
 	if h.audit == nil {
 		return
 	}
-	write := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions || isExec(r)
 	if !write && status != http.StatusForbidden {
 		return
 	}
@@ -43,24 +43,14 @@ func (h *httpAPI) auditRequest(r *http.Request, status int) {
 // "anonymous" without a token, "unknown" for a secret the servers do
 // not know.
 func (h *httpAPI) accessorOf(r *http.Request) string {
-	token := requestToken(r)
-	if token == "" || !h.aclEnabled {
+	if requestToken(r) == "" || !h.aclEnabled {
 		return structs.AnonymousTokenID
 	}
-	h.acls.mu.Lock()
-	e, ok := h.acls.entries[token]
-	h.acls.mu.Unlock()
-	if ok && e.accessor != "" {
-		return e.accessor
-	}
-	var reply structs.ResolveACLTokenResponse
-	if err := h.rpc(r, structs.RPCACLResolveToken, &structs.ACLTokenSelfRequest{QueryOptions: structs.QueryOptions{AllowStale: true}}, &reply); err != nil || reply.Token == nil {
-		if err == nil && reply.Disabled {
-			return structs.AnonymousTokenID
-		}
+	e, err := h.resolveCached(r)
+	if err != nil {
 		return "unknown"
 	}
-	return reply.Token.AccessorID
+	return e.accessor
 }
 
 // statusRecorder keeps the status a handler answered, passing flushes

@@ -19,13 +19,13 @@ const (
 	execWriteTimeout = 10 * time.Second
 )
 
-// execUpgrader upgrades exec requests to websockets. Its origin check is
-// gorilla's default: a browser page of another origin cannot open one,
-// so a site the user visits cannot run commands through a local agent.
 // execHandshakeTimeout bounds the wait for an exec websocket's token
 // handshake.
 const execHandshakeTimeout = 10 * time.Second
 
+// execUpgrader upgrades exec requests to websockets. Its origin check is
+// gorilla's default: a browser page of another origin cannot open one,
+// so a site the user visits cannot run commands through a local agent.
 var execUpgrader = websocket.Upgrader{ReadBufferSize: 4096, WriteBufferSize: 32 << 10}
 
 // execInput and execOutput are Nomad's exec websocket messages

@@ -26,7 +26,12 @@ func TestCrossOriginRefused(t *testing.T) {
 		{"foreign write", "POST", "/v1/client/allocation/abc/restart", "http://evil.example", nil, http.StatusForbidden, false},
 		{"foreign stop", "PUT", "/v1/allocation/abc/stop", "https://evil.example:4646", nil, http.StatusForbidden, false},
 		{"null origin", "PUT", "/v1/allocation/abc/stop", "null", nil, http.StatusForbidden, false},
-		{"same origin write", "PUT", "/v1/allocation/abc/stop", "http://example.com", nil, http.StatusNotFound, true},
+		{"same origin write", "PUT", "/v1/allocation/abc/stop", "http://127.0.0.1:4646", map[string]string{"Host": "127.0.0.1:4646"}, http.StatusNotFound, true},
+		{"localhost write", "PUT", "/v1/allocation/abc/stop", "http://localhost:4646", map[string]string{"Host": "localhost:4646"}, http.StatusNotFound, true},
+		// DNS rebinding: a page of a name that now resolves to the agent
+		// is same-origin by every header; with ACLs off it may not act.
+		{"rebound name write", "PUT", "/v1/allocation/abc/stop", "http://evil.example:4646", map[string]string{"Host": "evil.example:4646"}, http.StatusForbidden, false},
+		{"cross-site fetch metadata", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden, false},
 		{"tool write", "PUT", "/v1/allocation/abc/stop", "", nil, http.StatusNotFound, true},
 		{"foreign read", "GET", "/v1/jobs", "http://evil.example", nil, http.StatusNotFound, true},
 		{"foreign exec", "GET", exec, "http://evil.example", upgrade, http.StatusForbidden, false},
@@ -34,10 +39,11 @@ func TestCrossOriginRefused(t *testing.T) {
 		// A form or text/plain post is what a page of another site can
 		// send without asking first; with ACLs off too it must carry a
 		// token header, which such a page cannot add.
-		{"text/plain write", "POST", "/v1/jobs", "", map[string]string{"Content-Type": "text/plain"}, http.StatusForbidden, false},
-		{"form write", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, http.StatusForbidden, false},
-		{"multipart write", "POST", "/v1/jobs", "", map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, http.StatusForbidden, false},
-		{"text/plain write with a token", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "text/plain", "X-Nomad-Token": "t"}, http.StatusNotFound, true},
+		{"browser text/plain write", "POST", "/v1/jobs", "http://127.0.0.1:4646", map[string]string{"Host": "127.0.0.1:4646", "Content-Type": "text/plain"}, http.StatusForbidden, false},
+		{"browser form write", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Host": "127.0.0.1:4646", "Sec-Fetch-Site": "same-origin", "Content-Type": "application/x-www-form-urlencoded"}, http.StatusForbidden, false},
+		{"browser multipart write", "POST", "/v1/jobs", "http://127.0.0.1:4646", map[string]string{"Host": "127.0.0.1:4646", "Content-Type": "multipart/form-data; boundary=x"}, http.StatusForbidden, false},
+		{"browser text/plain write with a token", "PUT", "/v1/allocation/abc/stop", "http://127.0.0.1:4646", map[string]string{"Host": "127.0.0.1:4646", "Content-Type": "text/plain", "X-Nomad-Token": "t"}, http.StatusNotFound, true},
+		{"curl form write", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, http.StatusNotFound, true},
 		{"json write", "PUT", "/v1/allocation/abc/stop", "", map[string]string{"Content-Type": "application/json"}, http.StatusNotFound, true},
 	}
 	for _, tt := range tests {
@@ -48,6 +54,9 @@ func TestCrossOriginRefused(t *testing.T) {
 			}
 			for k, v := range tt.headers {
 				req.Header.Set(k, v)
+			}
+			if host := tt.headers["Host"]; host != "" {
+				req.Host = host
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)

@@ -191,7 +191,7 @@ func (s *StateStore) BootstrapACLToken(index, resetIndex uint64, token *structs.
 		}
 		if raw != nil {
 			if last := raw.(*IndexEntry).Value; last != 0 && resetIndex != last {
-				return fmt.Errorf("ACL bootstrap: %w: already done (reset index: %d)", structs.ErrConflict, last)
+				return fmt.Errorf("ACL bootstrap: %w: already done (reset index: %d)", structs.ErrInvalid, last)
 			}
 		}
 		if err := tx.UpsertACLTokens([]*structs.ACLToken{token}); err != nil {
