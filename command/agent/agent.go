@@ -60,6 +60,10 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dev data dir: %w", err)
 		}
+		// Searchable (not listable) by others: tasks run as nobody.
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return nil, fmt.Errorf("dev data dir: %w", err)
+		}
 		a.dataDir, a.tempDir = dir, true
 	}
 	if cfg.Server.Enabled {
@@ -152,9 +156,12 @@ func (a *Agent) startClient() error {
 	}
 	logger := a.logger.Named("client")
 	taskDrivers := map[string]drivers.Driver{
-		rawexec.Name: rawexec.New(logger.Named("raw_exec")),
-		exec.Name:    exec.New(logger.Named("exec"), exec.Config{AllowFallback: a.config.Client.ExecAllowFallback}),
-		docker.Name:  docker.New(logger.Named("docker"), docker.Config{Endpoint: a.config.Client.DockerEndpoint, UseCDI: a.config.Client.DockerUseCDI}),
+		rawexec.Name: rawexec.NewWithConfig(logger.Named("raw_exec"), rawexec.Config{Enabled: a.config.Plugins.rawExecEnabled()}),
+		exec.Name: exec.New(logger.Named("exec"), exec.Config{
+			AllowFallback: a.config.Client.ExecAllowFallback,
+			ChrootEnv:     a.config.Client.ChrootEnv,
+		}),
+		docker.Name: docker.New(logger.Named("docker"), a.config.dockerConfig()),
 	}
 	c, err := client.NewClient(&client.Config{
 		Name:          a.config.Name,
@@ -171,6 +178,7 @@ func (a *Agent) startClient() error {
 		DevMode:       a.config.DevMode,
 		DevGPUs:       a.config.DevGPUs,
 		Drivers:       taskDrivers,
+		Users:         a.config.Client.User.userPolicy(),
 		// A dev agent cleans up after itself; a real one leaves tasks
 		// running across a restart and re-attaches to them.
 		LeaveTasksRunning: !a.config.DevMode,
