@@ -178,7 +178,7 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	if err != nil {
 		return nil, err
 	}
-	u, err := taskUser(cfg)
+	u, err := taskuser.Prepare(cfg, true)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
@@ -445,28 +445,6 @@ func taskEnv(cfg *drivers.TaskConfig) map[string]string {
 		env["HOME"] = cfg.TaskDir
 	}
 	return env
-}
-
-// taskUser resolves the user the task runs as, checks it can reach the
-// task dir and makes the task dir its own.
-func taskUser(cfg *drivers.TaskConfig) (*taskuser.User, error) {
-	u, err := taskuser.ForTask(cfg.User)
-	switch {
-	case errors.Is(err, taskuser.ErrCannotSwitch):
-		return nil, fmt.Errorf("%w: %v", drivers.ErrDisabled, err)
-	case err != nil:
-		return nil, fmt.Errorf("%w: %v", drivers.ErrInvalidConfig, err)
-	}
-	if cfg.TaskDir == "" || u.Credential() == nil {
-		return u, nil
-	}
-	if err := u.CheckReach(cfg.TaskDir); err != nil {
-		return nil, fmt.Errorf("task dir: %w", err)
-	}
-	if err := os.Lchown(cfg.TaskDir, int(u.UID), int(u.GID)); err != nil {
-		return nil, fmt.Errorf("task dir: %w", err)
-	}
-	return u, nil
 }
 
 // lookPath resolves a bare command name in the task's PATH (not the

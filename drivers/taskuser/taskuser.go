@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/droverhq/drover/drivers"
 )
 
 // Default is the user a task runs as when it names none.
@@ -100,6 +102,34 @@ func ForTask(name string) (*User, error) {
 	}
 	if u.UID != uint32(euid) {
 		return nil, fmt.Errorf("%w: it runs as uid %d, not root, so it cannot run a task as user %q", ErrCannotSwitch, euid, name)
+	}
+	return u, nil
+}
+
+// Prepare resolves the user a driver runs the task as (ForTask), checks
+// with reach that the user can get to the task dir (CheckReach; a driver
+// that gives the task its own view of the filesystem need not) and makes
+// the task dir the user's. Errors wrap drivers.ErrInvalidConfig for a
+// user the host does not know and drivers.ErrDisabled for one the agent
+// cannot switch to.
+func Prepare(cfg *drivers.TaskConfig, reach bool) (*User, error) {
+	u, err := ForTask(cfg.User)
+	switch {
+	case errors.Is(err, ErrCannotSwitch):
+		return nil, fmt.Errorf("%w: %v", drivers.ErrDisabled, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", drivers.ErrInvalidConfig, err)
+	}
+	if cfg.TaskDir == "" || u.Credential() == nil {
+		return u, nil
+	}
+	if reach {
+		if err := u.CheckReach(cfg.TaskDir); err != nil {
+			return nil, fmt.Errorf("task dir: %w", err)
+		}
+	}
+	if err := os.Lchown(cfg.TaskDir, int(u.UID), int(u.GID)); err != nil {
+		return nil, fmt.Errorf("task dir: %w", err)
 	}
 	return u, nil
 }
