@@ -107,11 +107,11 @@ func DefaultConfig() *Config {
 		// Loopback unless configured: an agent reachable from the network
 		// is a choice (bind_addr = "0.0.0.0").
 		BindAddr: "127.0.0.1",
-		LogLevel:   "INFO",
-		Ports:      &PortsConfig{HTTP: 4646, RPC: 4647, Serf: 4648},
-		Server:     &ServerConfig{},
-		Client:     &ClientConfig{},
-		DevGPUs:    4,
+		LogLevel: "INFO",
+		Ports:    &PortsConfig{HTTP: 4646, RPC: 4647, Serf: 4648},
+		Server:   &ServerConfig{},
+		Client:   &ClientConfig{},
+		DevGPUs:  4,
 	}
 }
 
@@ -155,7 +155,7 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	}
 	plugins, err := decodePlugins(c.PluginBlocks)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filename, err)
+		return nil, err
 	}
 	c.Plugins = plugins
 	for _, g := range c.Client.orEmpty().SimulatedGPU {

@@ -91,8 +91,10 @@ func decodePlugins(blocks []*PluginConfig) (Plugins, error) {
 	seen := map[string]bool{}
 	var errs []error
 	for _, b := range blocks {
+		at := b.Remain.MissingItemRange()
+		pos := fmt.Sprintf("%s:%d,%d", at.Filename, at.Start.Line, at.Start.Column)
 		if seen[b.Name] {
-			errs = append(errs, fmt.Errorf("plugin %q: configured twice in one file", b.Name))
+			errs = append(errs, fmt.Errorf("%s: plugin %q: configured twice in one file", pos, b.Name))
 			continue
 		}
 		seen[b.Name] = true
@@ -113,11 +115,11 @@ func decodePlugins(blocks []*PluginConfig) (Plugins, error) {
 				out.Docker = *body.Config
 			}
 		default:
-			errs = append(errs, fmt.Errorf("plugin %q: unknown plugin; Drover configures %s", b.Name, strings.Join(knownPlugins, ", ")))
+			errs = append(errs, fmt.Errorf("%s: plugin %q: unknown plugin; Drover configures %s", pos, b.Name, strings.Join(knownPlugins, ", ")))
 			continue
 		}
 		if diags.HasErrors() {
-			errs = append(errs, fmt.Errorf("plugin %q: %w", b.Name, diagError(diags)))
+			errs = append(errs, diagError(diags))
 		}
 	}
 	return out, errors.Join(errs...)
