@@ -39,15 +39,22 @@ type User struct {
 	Groups []uint32 // supplementary groups, the primary one excluded
 }
 
+// nobodyID is nobody's uid and gid where the user database has no
+// entry for it (a FROM scratch container): the kernel's overflow ID.
+const nobodyID = 65534
+
 // Lookup resolves name, a user name or a numeric uid ("" is Default). A
 // numeric uid with no entry in the user database gets the gid of the
-// same number and no supplementary groups.
+// same number and no supplementary groups; so does nobody, as 65534.
 func Lookup(name string) (*User, error) {
 	if name == "" {
 		name = Default
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
+		if name == Default {
+			return &User{Name: Default, UID: nobodyID, GID: nobodyID}, nil
+		}
 		id, perr := strconv.ParseUint(name, 10, 32)
 		if perr != nil {
 			return nil, fmt.Errorf("user %q: %w", name, err)
