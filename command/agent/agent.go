@@ -66,6 +66,14 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		}
 		a.dataDir, a.tempDir = dir, true
 	}
+	if cfg.Client.Enabled {
+		// Made before the server's (0700) parts: exec and raw_exec tasks
+		// run as nobody and must pass through to their dirs. An existing
+		// data dir keeps its mode; the client warns if tasks cannot pass.
+		if err := os.MkdirAll(a.dataDir, 0o711); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
 	if cfg.Server.Enabled {
 		if err := a.startServer(); err != nil {
 			return nil, err
