@@ -50,7 +50,7 @@ func TestRawExecOffOutsideDev(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	re := node.Drivers["raw_exec"]
-	if re.Detected || re.Healthy || !strings.Contains(re.HealthDescription, `plugin "raw_exec" { config { enabled = true } }`) {
+	if re.Detected || re.Healthy || !strings.Contains(re.HealthDescription, `enabled = true in the config block of the agent config's plugin "raw_exec" block`) {
 		t.Errorf("raw_exec driver = %+v, want not detected, saying how to enable it", re)
 	}
 

@@ -97,7 +97,7 @@ func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreate
 // allowed refuses what the client's plugin "docker" config does not
 // allow, naming the task's setting and the switch that allows it.
 func (s *taskSpec) allowed(opts Config) error {
-	const how = `; allow it in the agent config with plugin "docker" { config { %s } }`
+	const how = `; allow it with %s in the config block of the agent config's plugin "docker" block`
 	if !opts.AllowVolumes {
 		if len(s.volumes) > 0 {
 			return fmt.Errorf("%w: docker volumes %q mount host paths, which this client does not allow"+how,

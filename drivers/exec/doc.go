@@ -22,8 +22,9 @@
 //     /etc/gshadow, /etc/sudoers, /etc/ssh and the like masked; a /dev
 //     of null, zero, full, random, urandom, tty, its own pts and shm plus
 //     its GPUs' nodes; /proc, a read-only /sys, a /tmp of its own; and
-//     its task dir and the alloc dir (TaskConfig.AllocDir) read-write at
-//     their host paths. No other host path is reachable.
+//     its task dir, the alloc dir (TaskConfig.AllocDir) and, for an MPS
+//     slice, its daemon's pipe dir (CUDA_MPS_PIPE_DIRECTORY) read-write
+//     at their host paths. No other host path is reachable.
 //   - a device filter on its cgroup (v1 devices.deny/allow; v2 an eBPF
 //     program): only the standard devices, terminals, and the NVIDIA
 //     nodes of its assigned GPUs (TaskConfig.DeviceIDs, mapped to

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -146,6 +147,13 @@ func (d *Driver) isolate(s *launchSpec) error {
 			rw = append(rw, filepath.Dir(p))
 		}
 	}
+	// An MPS slice talks to its GPU's daemon through the pipe dir the
+	// client names (CUDA_MPS_PIPE_DIRECTORY), on the host.
+	if p := cfg.Env[envMPSPipeDirectory]; p != "" && filepath.IsAbs(p) {
+		if _, err := os.Stat(p); err == nil && !within(p, rw) {
+			rw = append(rw, p)
+		}
+	}
 	dir, err := filepath.EvalSymlinks(cfg.TaskDir)
 	if err != nil {
 		return fmt.Errorf("task dir: %w", err)
@@ -157,6 +165,9 @@ func (d *Driver) isolate(s *launchSpec) error {
 	s.root, s.devices = root, rules
 	return nil
 }
+
+// envMPSPipeDirectory names the MPS daemon's pipe dir in a task's env.
+const envMPSPipeDirectory = "CUDA_MPS_PIPE_DIRECTORY"
 
 // within reports whether path is one of dirs or inside one.
 func within(path string, dirs []string) bool {

@@ -82,3 +82,26 @@ func TestChrootEnv(t *testing.T) {
 		t.Errorf("stdout = %q, want the bound file and a read-only mount", got)
 	}
 }
+
+// TestMPSPipeDir: an MPS slice's pipe dir, named by the client in the
+// task's env, is reachable from the task's root.
+func TestMPSPipeDir(t *testing.T) {
+	requireIsolation(t)
+	pipe := filepath.Join(drivertest.ReachableTempDir(t), "mps", "pipe")
+	if err := os.MkdirAll(pipe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pipe, "control"), []byte("daemon\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := New(nil, Config{})
+	cfg := shTask(t, `cat "$CUDA_MPS_PIPE_DIRECTORY/control"`, nil)
+	cfg.Env = map[string]string{envMPSPipeDirectory: pipe}
+	startTask(t, d, cfg)
+	if res := waitResult(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result = %v, stderr %q", res, readFile(t, cfg.StderrPath))
+	}
+	if got := readFile(t, cfg.StdoutPath); got != "daemon\n" {
+		t.Errorf("stdout = %q, want the pipe dir's file", got)
+	}
+}

@@ -103,7 +103,7 @@ type Config struct {
 
 // disabledReason says why a disabled driver runs nothing and how to
 // turn it on.
-const disabledReason = `raw_exec is disabled on this client; enable it in the agent config with plugin "raw_exec" { config { enabled = true } }`
+const disabledReason = `raw_exec is disabled on this client; enable it with enabled = true in the config block of the agent config's plugin "raw_exec" block`
 
 // Driver runs raw_exec tasks. The zero value is not usable; call New.
 type Driver struct {
