@@ -94,7 +94,7 @@ type Config struct {
 	Drivers map[string]drivers.Driver
 	// Users is which users tasks may run as (the agent's client.user
 	// block); the zero value refuses root to exec and raw_exec tasks.
-	Users allocrunner.UserPolicy
+	Users UserPolicy
 	// UpdateInterval is how often allocation updates are batched to the
 	// servers; 0 is DefaultUpdateInterval.
 	UpdateInterval time.Duration
@@ -109,6 +109,10 @@ type Config struct {
 	// that server and tries the next; 0 is DefaultRPCTimeout.
 	RPCTimeout time.Duration
 }
+
+// UserPolicy is which users exec and raw_exec tasks may run as; see
+// allocrunner.UserPolicy.
+type UserPolicy = allocrunner.UserPolicy
 
 // Client is a running node agent.
 type Client struct {

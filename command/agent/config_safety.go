@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 
-	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/drivers/docker"
 )
 
@@ -74,7 +74,7 @@ type DockerVolumesConfig struct {
 	Enabled *bool `hcl:"enabled,optional"`
 }
 
-// UserConfig is the client's user block (allocrunner.UserPolicy). A list
+// UserConfig is the client's user block (client.UserPolicy). A list
 // left out takes its default; an empty list turns that part off.
 type UserConfig struct {
 	Denylist       []string `hcl:"denylist,optional"`
@@ -167,11 +167,11 @@ func (c *Config) dockerConfig() docker.Config {
 }
 
 // userPolicy is the client's user block as the alloc runner takes it.
-func (u *UserConfig) userPolicy() allocrunner.UserPolicy {
+func (u *UserConfig) userPolicy() client.UserPolicy {
 	if u == nil {
-		return allocrunner.UserPolicy{}
+		return client.UserPolicy{}
 	}
-	return allocrunner.UserPolicy{Denylist: u.Denylist, Allowlist: u.Allowlist, CheckedDrivers: u.CheckedDrivers}
+	return client.UserPolicy{Denylist: u.Denylist, Allowlist: u.Allowlist, CheckedDrivers: u.CheckedDrivers}
 }
 
 // mergeSafety overlays the client's user block and chroot_env.

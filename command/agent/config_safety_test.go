@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/client"
 	"github.com/droverhq/drover/drivers/docker"
 )
 
@@ -48,7 +48,7 @@ func TestSafeDefaults(t *testing.T) {
 	if got := c.dockerConfig(); got.AllowVolumes || got.AllowPrivileged || got.AllowHostNetwork {
 		t.Errorf("docker config = %+v, want volumes, privileged and host network off", got)
 	}
-	if got := c.Client.User.userPolicy(); !reflect.DeepEqual(got, allocrunner.UserPolicy{}) {
+	if got := c.Client.User.userPolicy(); !reflect.DeepEqual(got, client.UserPolicy{}) {
 		t.Errorf("user policy = %+v, want the zero (default) policy", got)
 	}
 	dev := DevConfig()
@@ -84,7 +84,7 @@ func TestSafetyConfig(t *testing.T) {
 	if got, want := cfg.dockerConfig(), (docker.Config{AllowVolumes: true, AllowPrivileged: true}); got != want {
 		t.Errorf("docker config = %+v, want %+v", got, want)
 	}
-	want := allocrunner.UserPolicy{Denylist: []string{"root", "admin"}, Allowlist: []string{"alice"}}
+	want := client.UserPolicy{Denylist: []string{"root", "admin"}, Allowlist: []string{"alice"}}
 	if got := cfg.Client.User.userPolicy(); !reflect.DeepEqual(got, want) {
 		t.Errorf("user policy = %+v, want %+v", got, want)
 	}
