@@ -216,12 +216,13 @@ func (u *User) CheckReach(dir string) error {
 // may reports whether u has the permission bit (1 x, 2 w, 4 r) on a
 // file with stat st, by owner, group and other bits.
 func (u *User) may(st *syscall.Stat_t, bit uint32) bool {
+	mode := uint32(st.Mode) // uint16 on some systems
 	switch {
 	case st.Uid == u.UID:
-		return st.Mode&(bit<<6) != 0
+		return mode&(bit<<6) != 0
 	case st.Gid == u.GID || slices.Contains(u.Groups, st.Gid):
-		return st.Mode&(bit<<3) != 0
+		return mode&(bit<<3) != 0
 	default:
-		return st.Mode&bit != 0
+		return mode&bit != 0
 	}
 }
