@@ -3,6 +3,7 @@ package allocrunner
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/taskuser"
@@ -60,8 +61,10 @@ func (p UserPolicy) check(driver, user string) error {
 }
 
 // matchUser reports whether user is in list, by name or by uid where
-// the host's user database resolves both.
+// the host's user database resolves both. For docker's "user:group" the
+// user part counts.
 func matchUser(list []string, user string) bool {
+	user, _, _ = strings.Cut(user, ":")
 	if slices.Contains(list, user) {
 		return true
 	}

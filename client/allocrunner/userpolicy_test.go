@@ -24,6 +24,7 @@ func TestUserPolicyCheck(t *testing.T) {
 		{"root by uid", UserPolicy{}, "exec", "0", "user.denylist"},
 		{"Administrator", UserPolicy{}, "exec", "Administrator", "user.denylist"},
 		{"unchecked driver", UserPolicy{}, "docker", "root", ""},
+		{"docker user:group", UserPolicy{CheckedDrivers: []string{"docker"}}, "docker", "0:0", "user.denylist"},
 		{"empty denylist", UserPolicy{Denylist: []string{}}, "raw_exec", "root", ""},
 		{"nobody denied", UserPolicy{Denylist: []string{"nobody"}}, "raw_exec", "", `user "nobody"`},
 		{"allowlist admits", UserPolicy{Allowlist: []string{"nobody"}}, "raw_exec", "nobody", ""},

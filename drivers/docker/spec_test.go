@@ -43,6 +43,12 @@ func TestCreateOptions(t *testing.T) {
 					t.Errorf("Env = %q, want %q", got, want)
 				}
 			}},
+		{"user", map[string]any{"image": "img"}, func(c *drivers.TaskConfig) { c.User = "1000:1000" }, Config{},
+			func(t *testing.T, c *container.Config, _ *container.HostConfig) {
+				if c.User != "1000:1000" {
+					t.Errorf("User = %q, want the task's user", c.User)
+				}
+			}},
 		{"args only", map[string]any{"image": "img", "args": []string{"x"}}, nil, Config{},
 			func(t *testing.T, c *container.Config, _ *container.HostConfig) {
 				if got, want := c.Cmd, []string{"x"}; !reflect.DeepEqual(got, want) {
