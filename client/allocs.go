@@ -106,6 +106,7 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Store:    c.db,
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
 		GPUSharing: gpuSharing{c},
+		Users:      c.cfg.Users,
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -144,6 +145,7 @@ func (c *Client) restoreRunners() {
 			Store:      c.db,
 			Restore:    &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
 			GPUSharing: gpuSharing{c},
+			Users:      c.cfg.Users,
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation", "alloc_id", a.ID, "error", err)

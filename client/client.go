@@ -40,6 +40,7 @@ import (
 	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/rawexec"
+	"github.com/droverhq/drover/drivers/taskuser"
 	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsconf"
 )
@@ -88,8 +89,13 @@ type Config struct {
 	LeaveTasksRunning bool
 	// NVML is the NVIDIA library; nil loads the host's (nvml.New()).
 	NVML nvml.Interface
-	// Drivers replaces the default drivers ({"raw_exec"}).
+	// Drivers are the task drivers. nil is a raw_exec driver, enabled:
+	// a default for tests and programs that embed the client; the agent
+	// always passes its own set, with raw_exec off unless configured.
 	Drivers map[string]drivers.Driver
+	// Users is which users tasks may run as (the agent's client.user
+	// block); the zero value refuses root to exec and raw_exec tasks.
+	Users UserPolicy
 	// UpdateInterval is how often allocation updates are batched to the
 	// servers; 0 is DefaultUpdateInterval.
 	UpdateInterval time.Duration
@@ -108,6 +114,10 @@ type Config struct {
 	// plaintext.
 	TLS *tlsconf.Configurator
 }
+
+// UserPolicy is which users exec and raw_exec tasks may run as; see
+// allocrunner.UserPolicy.
+type UserPolicy = allocrunner.UserPolicy
 
 // Client is a running node agent.
 type Client struct {
@@ -164,6 +174,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err := os.MkdirAll(c.cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
+	c.checkTaskReach()
 	db, err := state.Open(state.Path(c.cfg.DataDir))
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -222,7 +233,23 @@ func (c *Client) applyDefaults() {
 	}
 	c.drivers = cfg.Drivers
 	if c.drivers == nil {
-		c.drivers = map[string]drivers.Driver{rawexec.Name: rawexec.New(c.logger)}
+		c.drivers = map[string]drivers.Driver{rawexec.Name: rawexec.NewWithConfig(c.logger, rawexec.Config{Enabled: true})}
+	}
+}
+
+// checkTaskReach warns when tasks running as nobody (the exec and
+// raw_exec default) cannot reach the data dir, where their dirs are:
+// their drivers would refuse to start them.
+func (c *Client) checkTaskReach() {
+	if os.Geteuid() != 0 {
+		return // tasks run as the agent's own user
+	}
+	u, err := taskuser.Lookup(taskuser.Default)
+	if err != nil {
+		return
+	}
+	if err := u.CheckReach(c.cfg.DataDir); err != nil {
+		c.logger.Warn("exec and raw_exec tasks cannot reach their dirs", "error", err)
 	}
 }
 

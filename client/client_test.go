@@ -15,6 +15,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 
 	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -28,7 +29,7 @@ func noNVML() nvml.Interface {
 func testConfig(t *testing.T, servers ...string) *Config {
 	return &Config{
 		Name:           "test-node",
-		DataDir:        t.TempDir(),
+		DataDir:        drivertest.ReachableTempDir(t),
 		Servers:        servers,
 		HTTPAddr:       "127.0.0.1:4646",
 		Meta:           map[string]string{"rack": "r1"},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/command/agent"
+	"github.com/droverhq/drover/drivers/drivertest"
 )
 
 // startQuotaAgent starts an in-process dev agent (server and client, with
@@ -20,7 +21,7 @@ func startQuotaAgent(t *testing.T, gpus int) string {
 	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.Ports = &agent.PortsConfig{}
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = drivertest.ReachableTempDir(t)
 	cfg.LogLevel = "WARN"
 	cfg.DevGPUs = gpus
 	a, err := agent.NewAgent(cfg, io.Discard)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/command/agent"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -22,7 +23,7 @@ func startDevAgent(t *testing.T) string {
 	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.Ports = &agent.PortsConfig{}
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = drivertest.ReachableTempDir(t)
 	cfg.LogLevel = "WARN"
 	cfg.DevGPUs = 2
 	a, err := agent.NewAgent(cfg, io.Discard)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/command/agent"
+	"github.com/droverhq/drover/drivers/drivertest"
 )
 
 // startServerAgents starts n server-only agents expecting a cluster of n
@@ -25,7 +26,7 @@ func startServerAgents(t *testing.T, n int) ([]*agent.Agent, []string) {
 		cfg.Name = fmt.Sprintf("srv-%d", i+1)
 		cfg.BindAddr = "127.0.0.1"
 		cfg.Ports = &agent.PortsConfig{}
-		cfg.DataDir = t.TempDir()
+		cfg.DataDir = drivertest.ReachableTempDir(t)
 		cfg.LogLevel = "WARN"
 		cfg.Server.Enabled = true
 		cfg.Server.BootstrapExpect = n

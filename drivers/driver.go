@@ -37,6 +37,10 @@ var (
 	// ErrTaskNotRunning: the driver holds the task but it has exited, so
 	// it cannot take what needs a live task (ExecTask).
 	ErrTaskNotRunning = errors.New("drivers: task is not running")
+	// ErrDisabled: the driver, or what the task asks of it (a user, a
+	// host volume, privileges), is turned off in this client's config.
+	// Like ErrInvalidConfig, no restart on this client can help.
+	ErrDisabled = errors.New("drivers: disabled on this client")
 )
 
 // Driver runs tasks. Methods are safe for concurrent use; task IDs are
@@ -171,6 +175,14 @@ type TaskConfig struct {
 	Config map[string]any
 	// TaskDir is the task's working directory; it exists.
 	TaskDir string
+	// AllocDir is the allocation's shared dir (DROVER_ALLOC_DIR), which
+	// drivers that confine the task's filesystem (exec) expose at the
+	// same path; "" when there is none.
+	AllocDir string
+	// User is the user to run the task as, a name or a numeric ID; ""
+	// is the driver's default (exec and raw_exec: nobody). The client
+	// has already checked it against its user policy.
+	User string
 	// StdoutPath and StderrPath name the task's output logs, appended to
 	// and created if missing. With LogMaxFiles 0 each is exactly the
 	// file written. With LogMaxFiles > 0 each is a base name and the

@@ -8,7 +8,7 @@ import (
 // TestE2E_BadInput: bad input never crashes anything and is answered with a
 // clear error that names the place.
 func TestE2E_BadInput(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-bad", ports, 1))
 

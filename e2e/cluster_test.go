@@ -70,7 +70,7 @@ client {
     model = "NVIDIA H100 80GB HBM3"
   }
 }
-`, name, filepath.Join(dir, name), ports[0], ports[1], ports[2], strings.Join(quoted, ", "), gpus))
+`+rawExecPlugin, name, filepath.Join(dir, name), ports[0], ports[1], ports[2], strings.Join(quoted, ", "), gpus))
 }
 
 // soloServerConfig writes the config of a server-only agent that
@@ -149,7 +149,7 @@ func agreedLeader(agents []*agentProc) string {
 // one within 10 s, every job is still readable, and a job registered
 // through a former follower is scheduled on the client agent.
 func TestE2E_ClusterSurvivesLeaderKill(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	var ports [][]int
 	for range 4 {
 		ports = append(ports, freePorts(t, 3))
@@ -323,7 +323,7 @@ func pidFromLog(t *testing.T, agentDataDir, allocID, task string) int {
 // the original task (which outlived its agent), so the job runs once.
 func TestE2E_ClientKillReplacesAllocs(t *testing.T) {
 	const ttl, grace = 2 * time.Second, 10 * time.Second
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := [][]int{freePorts(t, 3), freePorts(t, 3), freePorts(t, 3)}
 	serverCfg := soloServerConfig(t, dir, ports[0], ttl)
 	srv := launchAgent(t, ports[0][0], "-config", serverCfg)

@@ -9,7 +9,7 @@ import (
 // command does (ports moved by a config file so tests can run beside a
 // real dev agent) and checks it answers with a leader and simulated GPUs.
 func TestE2E_DevAgent(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	cfg := writeFile(t, dir, "ports.hcl", fmt.Sprintf("ports {\n  http = %d\n  rpc = %d\n  serf = %d\n}\n", ports[0], ports[1], ports[2]))
 	a := startAgent(t, ports[0], "-dev", "-dev-gpus", "3", "-config", cfg)

@@ -38,7 +38,7 @@ func (a *agentProc) nodeGPUHealth(nodeID string) map[string][2]string {
 // and replaced on the node's other, healthy GPU. Recovering the GPU shows
 // it healthy on the node again.
 func TestE2E_GPUHealth(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-h", ports, 2))
 

@@ -113,7 +113,7 @@ func (a *agentProc) nodeGPUs(nodeID string) []string {
 }
 
 func TestE2E_GPUJobs(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	cfg := agentConfig(t, dir, "node-a", ports, 4)
 	a := startAgent(t, ports[0], "-config", cfg)
@@ -267,7 +267,7 @@ func snapshotIDs(a *agentProc) map[string][]string {
 // and, for a job that cannot be placed, how many nodes failed per reason;
 // nothing is registered.
 func TestE2E_JobPlan(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-plan", ports, 4))
 

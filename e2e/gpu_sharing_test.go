@@ -38,7 +38,7 @@ client {
     mode = "mps"
   }
 }
-`, filepath.Join(dir, "data"), ports[0], ports[1], ports[2]))
+`+rawExecPlugin, filepath.Join(dir, "data"), ports[0], ports[1], ports[2]))
 }
 
 // quarterJob is a batch job of count raw_exec tasks, each asking 20 GiB
@@ -92,9 +92,12 @@ func readEnv(t *testing.T, path string) map[string]string {
 // their environment; a fifth waits with a reason that names GPU memory.
 // The GPU is simulated, so no MPS daemon runs and the allocations say so.
 func TestE2E_MPSQuartersShareOneGPU(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	envDir := filepath.Join(dir, "env")
 	if err := os.Mkdir(envDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(envDir, 0o777); err != nil { // the tasks' user writes there
 		t.Fatal(err)
 	}
 	ports := freePorts(t, 3)

@@ -89,6 +89,30 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// reachableDir is t.TempDir() made searchable by every user, its parent
+// too (0700): exec and raw_exec tasks run as nobody, who must reach the
+// agent's data dir there and the files a test shares with its tasks.
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// rawExecPlugin enables raw_exec in an agent config, which a non-dev
+// agent leaves off.
+const rawExecPlugin = `
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`
+
 // agentConfig writes the issue's agent config with the given name, data
 // dir, ports and GPU count, and returns its path.
 func agentConfig(t *testing.T, dir, name string, ports []int, gpus int) string {
@@ -117,7 +141,7 @@ client {
     compute_capability = "9.0"
   }
 }
-`, name, filepath.Join(dir, "data"), ports[0], ports[1], ports[2], gpus)
+`+rawExecPlugin, name, filepath.Join(dir, "data"), ports[0], ports[1], ports[2], gpus)
 	path := filepath.Join(dir, name+".hcl")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 // TestE2E_NomadClient drives Drover with the official Nomad Go client.
 func TestE2E_NomadClient(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-nomad", ports, 2))
 

@@ -48,7 +48,7 @@ func pinnedJob(name, node string) string {
 // through the servers, with Drover's CLI and with the official Nomad
 // client.
 func TestE2E_ClientOpsFromAnyAgent(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := [][]int{freePorts(t, 3), freePorts(t, 3), freePorts(t, 3)}
 	serverCfg := soloServerConfig(t, dir, ports[0], 0)
 	srv := launchAgent(t, ports[0][0], "-config", serverCfg)
@@ -248,7 +248,7 @@ func restarts(t *testing.T, c *nomad.Client, allocID string) uint64 {
 // exec reach both allocations: a server without the node's connection
 // relays through the server that has it.
 func TestE2E_ClientOpsAcrossServers(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	var ports [][]int
 	for range 5 {
 		ports = append(ports, freePorts(t, 3))

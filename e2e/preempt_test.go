@@ -61,7 +61,7 @@ func (a *agentProc) allocEvents(allocID, task string) []taskEventStub {
 // (and checkpoint in it), the priority-80 job runs, and the victims are
 // replaced when it is done.
 func TestE2E_Preemption(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-p", ports, 2))
 

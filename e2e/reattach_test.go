@@ -38,7 +38,7 @@ var pidLine = regexp.MustCompile(`PID=(\d+)`)
 // to the same process, keeps the same allocation running with no
 // replacement, and `job stop` then kills that process.
 func TestE2E_ReattachAfterAgentKill(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	cfg := agentConfig(t, dir, "node-r", ports, 1)
 	a := startAgent(t, ports[0], "-config", cfg)

@@ -68,7 +68,7 @@ func shJob(id, typ, script, groupBlocks string) string {
 // policy); the replacement fails the same way and, the one attempt used,
 // is not replaced.
 func TestE2E_RestartThenReschedule(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-r", ports, 1))
 
@@ -152,7 +152,7 @@ func checkRestartedThenFailed(t *testing.T, al fullAlloc) {
 // (same allocation, one restart, a Restart Signaled event), which its
 // no-restarts policy does not count.
 func TestE2E_AllocStopAndRestart(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-s", ports, 1))
 

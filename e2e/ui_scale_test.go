@@ -86,7 +86,7 @@ func TestE2E_UIScale(t *testing.T) {
 		t.Skip("5,000-node UI load in -short mode")
 	}
 	const nodes, gpus = 5000, 8
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	cfg := agentConfig(t, dir, "node-scale", ports, 1)
 	// The simulated nodes never heartbeat: give them a TTL past the test.

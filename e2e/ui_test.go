@@ -242,7 +242,7 @@ type gpuSummary struct {
 // TestE2E_UI drives the built-in UI in headless Chromium against a real
 // agent with simulated GPUs and a running GPU job.
 func TestE2E_UI(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-ui", ports, 4))
 	job := writeFile(t, dir, "ui.hcl", gpuJob("ui-train", 2, "echo hello-from-task; sleep 600"))

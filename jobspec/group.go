@@ -132,6 +132,8 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 			t.KillTimeout, _ = d.duration(a)
 		case "kill_signal":
 			t.KillSignal, _ = d.str(a)
+		case "user":
+			t.User, _ = d.str(a)
 		}
 	}
 	if c.Attributes["driver"] == nil {

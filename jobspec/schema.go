@@ -69,7 +69,7 @@ var (
 		attrs: []string{"attempts", "interval", "delay", "delay_function", "max_delay", "unlimited"},
 	}
 	taskSchema = &schema{
-		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal"},
+		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
 			block("constraint"), block("affinity"), block("logs"),
@@ -77,7 +77,7 @@ var (
 		unsupported: []string{
 			"artifact", "template", "service", "vault", "volume_mount", "lifecycle",
 			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
-			"leader", "user", "shutdown_delay", "consul", "action", "schedule", "secret",
+			"leader", "shutdown_delay", "consul", "action", "schedule", "secret",
 		},
 	}
 	logsSchema = &schema{

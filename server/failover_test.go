@@ -14,6 +14,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 
 	"github.com/droverhq/drover/client"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -217,7 +218,7 @@ func TestFailover_ClientKeepsNodeReadyThroughLeaderKill(t *testing.T) {
 	for _, f := range c.Followers() {
 		servers = append(servers, f.RPCAddr().String())
 	}
-	cl := startClient(t, "n1", t.TempDir(), servers, false)
+	cl := startClient(t, "n1", drivertest.ReachableTempDir(t), servers, false)
 	waitFor(t, 10*time.Second, func() (bool, string) {
 		for _, i := range c.reachable() {
 			if nodeStatus(t, c.Server(i), cl.NodeID()) != structs.NodeStatusReady {
@@ -308,7 +309,7 @@ func TestFailover_NodeFailure(t *testing.T) {
 	cfg.HeartbeatTTL = ttl
 	s := startServer(t, cfg)
 	servers := []string{s.RPCAddr().String()}
-	dirs := map[string]string{"a": t.TempDir(), "b": t.TempDir()}
+	dirs := map[string]string{"a": drivertest.ReachableTempDir(t), "b": drivertest.ReachableTempDir(t)}
 	clients := map[string]*client.Client{
 		"a": startClient(t, "a", dirs["a"], servers, true),
 		"b": startClient(t, "b", dirs["b"], servers, true),

@@ -121,6 +121,11 @@ type Task struct {
 	Affinities  []*Affinity
 	KillTimeout time.Duration
 	KillSignal  string
+	// User is the user the task runs as ("alice", or a numeric "1000";
+	// docker also takes "user:group"); "" leaves it to the driver (exec
+	// and raw_exec: nobody; docker: the image's). Clients check it
+	// against their user.denylist.
+	User string
 	// LogConfig bounds the task's log files (nil: the defaults, see
 	// structs/logs.go).
 	LogConfig *LogConfig
@@ -404,6 +409,9 @@ func (t *Task) Validate() error {
 	}
 	if t.KillTimeout < 0 {
 		add("task %q: kill_timeout must not be negative", t.Name)
+	}
+	if t.User != "" && strings.ContainsAny(t.User, "/\x00 \t\n") {
+		add("task %q: user %q is not a user name or ID", t.Name, t.User)
 	}
 	for _, c := range t.Constraints {
 		if err := c.Validate(); err != nil {

@@ -126,6 +126,7 @@ func TestJobValidate(t *testing.T) {
 		}, `duplicate task "t"`},
 		{"missing driver", func(j *Job) { j.TaskGroups[0].Tasks[0].Driver = "" }, `task "t": missing driver`},
 		{"negative kill timeout", func(j *Job) { j.TaskGroups[0].Tasks[0].KillTimeout = -time.Second }, "kill_timeout must not be negative"},
+		{"user with a space", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "ro ot" }, `user "ro ot" is not a user name or ID`},
 		{"negative cpu", func(j *Job) { j.TaskGroups[0].Tasks[0].Resources.CPU = -1 }, "cpu and memory must not be negative"},
 		{"device name", func(j *Job) { device(j).Name = "nvidia//x" }, `device name "nvidia//x"`},
 		{"device model with spaces", func(j *Job) { device(j).Name = "nvidia/gpu/H100 80GB HBM3" }, ""},

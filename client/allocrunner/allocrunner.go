@@ -90,6 +90,8 @@ type Config struct {
 	// GPUSharing, when set, enforces the GPU shares the allocation holds
 	// (MPS daemons and limits, task events; gpu_sharing.go).
 	GPUSharing GPUSharing
+	// Users is which users tasks may run as (userpolicy.go).
+	Users UserPolicy
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -107,6 +109,7 @@ type AllocRunner struct {
 	restored bool
 	sharing  GPUSharing
 	shares   *gpuShares // set by Run before any task starts
+	users    UserPolicy
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -181,6 +184,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		store:    cfg.Store,
 		restored: cfg.Restore != nil,
 		sharing:  cfg.GPUSharing,
+		users:    cfg.Users,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -343,16 +347,22 @@ func (ar *AllocRunner) prepare() error {
 			return fmt.Errorf("task %q: driver %q is not available on this node", tr.task.Name, tr.task.Driver)
 		}
 	}
-	dirs := []string{
-		filepath.Join(SharedDir(ar.allocDir), "logs"),
-		filepath.Join(SharedDir(ar.allocDir), "data"),
-		filepath.Join(SharedDir(ar.allocDir), "tmp"),
+	// Tasks run as users other than the agent's (nobody by default): the
+	// shared data and tmp dirs are theirs to write, as in Nomad; logs
+	// stay the agent's. Each task's dir is made its user's by its driver.
+	dirs := map[string]os.FileMode{
+		filepath.Join(SharedDir(ar.allocDir), "logs"): 0o755,
+		filepath.Join(SharedDir(ar.allocDir), "data"): 0o777,
+		filepath.Join(SharedDir(ar.allocDir), "tmp"):  0o777 | os.ModeSticky,
 	}
 	for _, tr := range ar.tasks {
-		dirs = append(dirs, TaskDir(ar.allocDir, tr.task.Name))
+		dirs[TaskDir(ar.allocDir, tr.task.Name)] = 0o755
 	}
-	for _, d := range dirs {
+	for d, mode := range dirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("alloc dir: %w", err)
+		}
+		if err := os.Chmod(d, mode); err != nil { // past the umask
 			return fmt.Errorf("alloc dir: %w", err)
 		}
 	}

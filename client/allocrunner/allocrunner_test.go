@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
 )
@@ -82,8 +83,8 @@ func newRunner(t *testing.T, alloc *structs.Allocation) (*AllocRunner, *recorder
 	rec := &recorder{}
 	ar, err := New(&Config{
 		Alloc:    alloc,
-		DataDir:  t.TempDir(),
-		Drivers:  map[string]drivers.Driver{"raw_exec": rawexec.New(nil)},
+		DataDir:  drivertest.ReachableTempDir(t),
+		Drivers:  map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
 		OnUpdate: rec.record,
 	})
 	if err != nil {
@@ -360,7 +361,7 @@ func TestLogPath(t *testing.T) {
 }
 
 func TestNewRejectsMissingInput(t *testing.T) {
-	if _, err := New(&Config{DataDir: t.TempDir()}); err == nil {
+	if _, err := New(&Config{DataDir: drivertest.ReachableTempDir(t)}); err == nil {
 		t.Error("New without an allocation succeeded")
 	}
 	if _, err := New(&Config{Alloc: &structs.Allocation{ID: "a"}}); err == nil {

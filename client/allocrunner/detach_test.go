@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
 )
@@ -37,9 +38,9 @@ func (d *gatedDriver) Start(ctx context.Context, cfg *drivers.TaskConfig) (*driv
 // forgetting the task, saves and reports nothing more, and a runner
 // restored from the store re-attaches to the same process.
 func TestDetachWaitsForStartAndLeavesTasks(t *testing.T) {
-	db, dataDir := openState(t), t.TempDir()
+	db, dataDir := openState(t), drivertest.ReachableTempDir(t)
 	alloc := testAlloc(structs.JobTypeService, nil, shTask("t", "exec sleep 600"))
-	d := &gatedDriver{Driver: rawexec.New(nil), started: make(chan *drivers.TaskHandle, 1), release: make(chan struct{})}
+	d := &gatedDriver{Driver: rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true}), started: make(chan *drivers.TaskHandle, 1), release: make(chan struct{})}
 	rec := &recorder{}
 	ar, err := New(&Config{
 		Alloc: alloc, DataDir: dataDir, Store: db, OnUpdate: rec.record,

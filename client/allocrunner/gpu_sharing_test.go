@@ -10,6 +10,7 @@ import (
 	"github.com/droverhq/drover/client/mps"
 	"github.com/droverhq/drover/client/mps/mpstest"
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
 )
@@ -34,7 +35,7 @@ var _ GPUSharing = (*testSharing)(nil)
 func newSharing(t *testing.T, modes map[string]string, simulated map[string]bool) (*testSharing, *mpstest.Log) {
 	t.Helper()
 	control, log := mpstest.Control(t)
-	m := mps.New(mps.Config{Dir: filepath.Join(t.TempDir(), "mps"), Control: control})
+	m := mps.New(mps.Config{Dir: filepath.Join(drivertest.ReachableTempDir(t), "mps"), Control: control})
 	t.Cleanup(func() { m.Close() })
 	return &testSharing{modes: modes, simulated: simulated, mps: m}, log
 }
@@ -56,11 +57,11 @@ func sliceAlloc(task *structs.Task, gpu string, compute int, memMB uint64) *stru
 
 func newSharingRunner(t *testing.T, alloc *structs.Allocation, sharing GPUSharing) (*AllocRunner, string) {
 	t.Helper()
-	dataDir := t.TempDir()
+	dataDir := drivertest.ReachableTempDir(t)
 	ar, err := New(&Config{
 		Alloc: alloc, DataDir: dataDir, GPUSharing: sharing,
 		// "docker" is raw_exec by another name: only its name matters here.
-		Drivers:  map[string]drivers.Driver{"raw_exec": rawexec.New(nil), "docker": rawexec.New(nil)},
+		Drivers:  map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true}), "docker": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
 		OnUpdate: func(*structs.Allocation) {},
 	})
 	if err != nil {
@@ -106,7 +107,7 @@ func shareEvents(a *structs.Allocation, task string) []string {
 func TestMPSSliceTaskGetsTheLimitsAndTheGPU(t *testing.T) {
 	const gpu = "GPU-11111111-2222-3333-4444-555555555555"
 	sharing, log := newSharing(t, map[string]string{gpu: structs.SharingMPS}, nil)
-	release := filepath.Join(t.TempDir(), "release")
+	release := filepath.Join(drivertest.ReachableTempDir(t), "release")
 	first, _ := newSharingRunner(t, sliceAlloc(envTask("train", release), gpu, 25, 20<<10), sharing)
 	second, _ := newSharingRunner(t, sliceAlloc(envTask("train", release+"-2"), gpu, 50, 40<<10), sharing)
 	go first.Run()
@@ -205,7 +206,7 @@ func TestSharingModesWithoutADaemon(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			release := filepath.Join(t.TempDir(), "release")
+			release := filepath.Join(drivertest.ReachableTempDir(t), "release")
 			if err := os.WriteFile(release, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +237,7 @@ func TestSharingModesWithoutADaemon(t *testing.T) {
 }
 
 func TestSliceThatCannotBeEnforcedFailsTheAllocation(t *testing.T) {
-	dir := t.TempDir()
+	dir := drivertest.ReachableTempDir(t)
 	broken := filepath.Join(dir, "broken-mps-control")
 	if err := os.WriteFile(broken, []byte("#!/bin/sh\necho 'MPS is not supported on this GPU' >&2\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // DROVER_PREEMPTED file in the shared dir when its signal arrives, and
 // may use the grace time to checkpoint before it exits.
 func TestPreemptedTaskCheckpoints(t *testing.T) {
-	task := shTask("train", `trap 'cat "$DROVER_ALLOC_DIR/DROVER_PREEMPTED" > "$DROVER_ALLOC_DIR/seen"; sleep 0.2; echo checkpointed; exit 0' INT; echo up; while :; do sleep 0.05; done`)
+	task := shTask("train", `trap 'cat "$DROVER_ALLOC_DIR/DROVER_PREEMPTED" > "$DROVER_ALLOC_DIR/data/seen"; sleep 0.2; echo checkpointed; exit 0' INT; echo up; while :; do sleep 0.05; done`)
 	task.KillSignal = "SIGINT"
 	alloc := testAlloc(structs.JobTypeBatch, nil, task)
 	alloc.Job.TaskGroups[0].Tasks[0] = task
@@ -50,7 +50,7 @@ func TestPreemptedTaskCheckpoints(t *testing.T) {
 	if !strings.Contains(ev.Message, "high-1") || !strings.Contains(ev.Message, "3s to checkpoint") {
 		t.Errorf("Preempted message = %q, want the preemptor and the grace time", ev.Message)
 	}
-	seen, err := os.ReadFile(filepath.Join(SharedDir(ar.AllocDir()), "seen"))
+	seen, err := os.ReadFile(filepath.Join(SharedDir(ar.AllocDir()), "data", "seen"))
 	if err != nil || strings.TrimSpace(string(seen)) != "1" {
 		t.Errorf("task saw DROVER_PREEMPTED = %q (%v), want 1", seen, err)
 	}

@@ -12,13 +12,14 @@ import (
 
 	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
 )
 
 func openState(t *testing.T) *state.DB {
 	t.Helper()
-	db, err := state.Open(state.Path(t.TempDir()))
+	db, err := state.Open(state.Path(drivertest.ReachableTempDir(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func restoreRunner(t *testing.T, db *state.DB, dataDir, allocID string) (*AllocR
 		rec := &recorder{}
 		ar, err := New(&Config{
 			Alloc: s.Alloc, DataDir: dataDir, OnUpdate: rec.record, Store: db,
-			Drivers: map[string]drivers.Driver{"raw_exec": rawexec.New(nil)},
+			Drivers: map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
 			Restore: &Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
 		})
 		if err != nil {
@@ -81,11 +82,11 @@ func hasEvent(s *structs.TaskState, typ string) *structs.TaskEvent {
 // TestRestoreReattachesRunningTask: a restored runner re-attaches to the
 // process an earlier client started (no second start), and Kill stops it.
 func TestRestoreReattachesRunningTask(t *testing.T) {
-	db, dataDir := openState(t), t.TempDir()
+	db, dataDir := openState(t), drivertest.ReachableTempDir(t)
 	alloc := testAlloc(structs.JobTypeService, nil, shTask("t", "exec sleep 600"))
-	old := rawexec.New(nil) // the killed client's driver
+	old := rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true}) // the killed client's driver
 	h, err := old.Start(context.Background(), &drivers.TaskConfig{
-		ID: alloc.ID + "/t/0", Config: alloc.Job.TaskGroups[0].Tasks[0].Config, TaskDir: t.TempDir(),
+		ID: alloc.ID + "/t/0", Config: alloc.Job.TaskGroups[0].Tasks[0].Config, TaskDir: drivertest.ReachableTempDir(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +119,10 @@ func TestRestoreReattachesRunningTask(t *testing.T) {
 // TestRestoreLostTaskFails: a task whose process cannot be found again
 // is dead and failed, with the reason in its event.
 func TestRestoreLostTaskFails(t *testing.T) {
-	db, dataDir := openState(t), t.TempDir()
+	db, dataDir := openState(t), drivertest.ReachableTempDir(t)
 	alloc := testAlloc(structs.JobTypeService, nil, shTask("t", "exec sleep 600"))
 	storeRunning(t, db, alloc, &drivers.TaskHandle{ID: alloc.ID + "/t/0", Driver: "raw_exec", State: map[string]string{
-		"pid": "999999", "shim_pid": "999999", "shim_start": "1", "status_file": filepath.Join(t.TempDir(), "none"),
+		"pid": "999999", "shim_pid": "999999", "shim_start": "1", "status_file": filepath.Join(drivertest.ReachableTempDir(t), "none"),
 	}})
 	ar, _ := restoreRunner(t, db, dataDir, alloc.ID)
 	got := runToEnd(t, ar)
@@ -144,7 +145,7 @@ func TestRestoreLostTaskFails(t *testing.T) {
 
 // TestRestoreDeadTaskStaysDead: a finished task is not run again.
 func TestRestoreDeadTaskStaysDead(t *testing.T) {
-	db, dataDir := openState(t), t.TempDir()
+	db, dataDir := openState(t), drivertest.ReachableTempDir(t)
 	alloc := testAlloc(structs.JobTypeBatch, nil, shTask("t", "exit 0"))
 	if err := db.PutAlloc(alloc); err != nil {
 		t.Fatal(err)
@@ -169,8 +170,8 @@ func TestStorePersistsHandleWhileRunning(t *testing.T) {
 	db := openState(t)
 	alloc := testAlloc(structs.JobTypeService, nil, shTask("t", "exec sleep 600"))
 	ar, err := New(&Config{
-		Alloc: alloc, DataDir: t.TempDir(), Store: db,
-		Drivers: map[string]drivers.Driver{"raw_exec": rawexec.New(nil)},
+		Alloc: alloc, DataDir: drivertest.ReachableTempDir(t), Store: db,
+		Drivers: map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
 	})
 	if err != nil {
 		t.Fatal(err)

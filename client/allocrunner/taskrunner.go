@@ -114,7 +114,7 @@ func (tr *taskRunner) run() {
 		if wasKilled {
 			return
 		}
-		if errors.Is(res.Err, drivers.ErrInvalidConfig) {
+		if errors.Is(res.Err, drivers.ErrInvalidConfig) || errors.Is(res.Err, drivers.ErrDisabled) {
 			// The same config would fail the same way on every restart.
 			tr.emit(&structs.TaskEvent{Type: structs.TaskNotRestart, Message: ReasonUnrecoverable}, tr.becomeDead(true))
 			return
@@ -204,7 +204,7 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 		tr.ar.startMu.RUnlock()
 		return nil, true
 	}
-	h, err := tr.driver.Start(context.Background(), cfg)
+	h, err := tr.start(cfg)
 	if err != nil {
 		tr.ar.startMu.RUnlock()
 		tr.logger.Warn("task start", "error", err)
@@ -222,6 +222,15 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 	})
 	tr.ar.startMu.RUnlock()
 	return tr.waitAttempt(cfg.ID)
+}
+
+// start checks the task's user against the client's policy, then starts
+// the task through its driver.
+func (tr *taskRunner) start(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error) {
+	if err := tr.ar.users.check(tr.task.Driver, cfg.User); err != nil {
+		return nil, err
+	}
+	return tr.driver.Start(context.Background(), cfg)
 }
 
 // waitAttempt waits for the running driver task id to exit or be
@@ -344,6 +353,8 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		Env:              env,
 		Config:           InterpolateConfig(tr.task.Config, env),
 		TaskDir:          taskDir,
+		AllocDir:         SharedDir(ar.allocDir),
+		User:             tr.task.User,
 		StdoutPath:       LogBase(ar.allocDir, tr.task.Name, false),
 		StderrPath:       LogBase(ar.allocDir, tr.task.Name, true),
 		LogMaxFiles:      logs.MaxFiles,

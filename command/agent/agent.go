@@ -72,7 +72,19 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dev data dir: %w", err)
 		}
+		// Searchable (not listable) by others: tasks run as nobody.
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return nil, fmt.Errorf("dev data dir: %w", err)
+		}
 		a.dataDir, a.tempDir = dir, true
+	}
+	if cfg.Client.Enabled {
+		// Made before the server's (0700) parts: exec and raw_exec tasks
+		// run as nobody and must pass through to their dirs. An existing
+		// data dir keeps its mode; the client warns if tasks cannot pass.
+		if err := os.MkdirAll(a.dataDir, 0o711); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
 	}
 	if cfg.Server.Enabled {
 		if err := a.startServer(); err != nil {
@@ -190,9 +202,12 @@ func (a *Agent) startClient() error {
 	}
 	logger := a.logger.Named("client")
 	taskDrivers := map[string]drivers.Driver{
-		rawexec.Name: rawexec.New(logger.Named("raw_exec")),
-		exec.Name:    exec.New(logger.Named("exec"), exec.Config{AllowFallback: a.config.Client.ExecAllowFallback}),
-		docker.Name:  docker.New(logger.Named("docker"), docker.Config{Endpoint: a.config.Client.DockerEndpoint, UseCDI: a.config.Client.DockerUseCDI}),
+		rawexec.Name: rawexec.NewWithConfig(logger.Named("raw_exec"), rawexec.Config{Enabled: a.config.Plugins.rawExecEnabled()}),
+		exec.Name: exec.New(logger.Named("exec"), exec.Config{
+			AllowFallback: a.config.Client.ExecAllowFallback,
+			ChrootEnv:     a.config.Client.ChrootEnv,
+		}),
+		docker.Name: docker.New(logger.Named("docker"), a.config.dockerConfig()),
 	}
 	var rpcTLS *tlsconf.Configurator
 	if a.config.rpcTLS() {
@@ -213,6 +228,7 @@ func (a *Agent) startClient() error {
 		DevMode:       a.config.DevMode,
 		DevGPUs:       a.config.DevGPUs,
 		Drivers:       taskDrivers,
+		Users:         a.config.Client.User.userPolicy(),
 		// A dev agent cleans up after itself; a real one leaves tasks
 		// running across a restart and re-attaches to them.
 		LeaveTasksRunning: !a.config.DevMode,

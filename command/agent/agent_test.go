@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -20,7 +21,7 @@ func newTestAgent(t *testing.T) (*Agent, string) {
 	t.Helper()
 	cfg := DevConfig()
 	cfg.Ports = &PortsConfig{HTTP: 0, RPC: 0, Serf: 0}
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = drivertest.ReachableTempDir(t)
 	cfg.LogLevel = "WARN"
 	cfg.DevGPUs = 2
 	a, err := NewAgent(cfg, io.Discard)

@@ -29,6 +29,12 @@ type Config struct {
 	Audit      *audit.HCL    `hcl:"audit,block"`
 	// TLS is the tls block (config_tls.go).
 	TLS *TLSConfig `hcl:"tls,block"`
+	// PluginBlocks are the plugin "<name>" blocks, decoded into Plugins
+	// (config_safety.go).
+	PluginBlocks []*PluginConfig `hcl:"plugin,block"`
+
+	// Plugins is what the plugin blocks set, merged across files.
+	Plugins Plugins
 
 	// Set by flags only (untagged fields are ignored by gohcl).
 	DevMode bool
@@ -92,6 +98,12 @@ type ClientConfig struct {
 	DockerUseCDI bool `hcl:"docker_use_cdi,optional"`
 	// GPUSharing is how the node shares its GPUs (config_sharing.go).
 	GPUSharing *GPUSharingConfig `hcl:"gpu_sharing,block"`
+	// User is which users exec and raw_exec tasks may run as
+	// (config_safety.go).
+	User *UserConfig `hcl:"user,block"`
+	// ChrootEnv maps host paths to where exec tasks see them (read-only);
+	// set, it replaces the default set of system dirs.
+	ChrootEnv map[string]string `hcl:"chroot_env,optional"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -109,12 +121,14 @@ func DefaultConfig() *Config {
 		Name:       host,
 		Region:     "global",
 		Datacenter: "dc1",
-		BindAddr:   "0.0.0.0",
-		LogLevel:   "INFO",
-		Ports:      &PortsConfig{HTTP: 4646, RPC: 4647, Serf: 4648},
-		Server:     &ServerConfig{},
-		Client:     &ClientConfig{},
-		DevGPUs:    4,
+		// Loopback unless configured: an agent reachable from the network
+		// is a choice (bind_addr = "0.0.0.0").
+		BindAddr: "127.0.0.1",
+		LogLevel: "INFO",
+		Ports:    &PortsConfig{HTTP: 4646, RPC: 4647, Serf: 4648},
+		Server:   &ServerConfig{},
+		Client:   &ClientConfig{},
+		DevGPUs:  4,
 	}
 }
 
@@ -128,6 +142,9 @@ func DevConfig() *Config {
 	c.Server.Enabled = true
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
+	// As in Nomad's dev mode: raw_exec is on.
+	on := true
+	c.Plugins.RawExec.Enabled = &on
 	return c
 }
 
@@ -153,6 +170,11 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	if err := checkGPUSharing(file.Body); err != nil {
 		return nil, err
 	}
+	plugins, err := decodePlugins(c.PluginBlocks)
+	if err != nil {
+		return nil, err
+	}
+	c.Plugins = plugins
 	for _, g := range c.Client.orEmpty().SimulatedGPU {
 		if g.Memory != "" {
 			if _, err := structs.ParseBytes(g.Memory); err != nil {
@@ -265,6 +287,7 @@ func (c *Config) Merge(o *Config) {
 		if cl.GPUSharing != nil {
 			c.Client.GPUSharing = cl.GPUSharing
 		}
+		c.Client.mergeSafety(cl)
 	}
 	if o.ACL != nil {
 		c.ACL = o.ACL
@@ -272,6 +295,7 @@ func (c *Config) Merge(o *Config) {
 	if o.Audit != nil {
 		c.Audit = o.Audit
 	}
+	c.Plugins.merge(o.Plugins)
 }
 
 // Validate checks the merged config.
@@ -303,6 +327,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.Server.validateRaftSnapshots()...)
 	errs = append(errs, c.validateSecurity()...)
+	errs = append(errs, c.Client.validateSafety()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
 	}

@@ -13,6 +13,14 @@
 //	volumes      = ["/data:/data:ro"]      # "host:/container[:ro|rw]"
 //	mounts       { type = "bind" source = "/x" target = "/y" readonly = true }
 //	network_mode = "host"
+//	privileged   = true
+//
+// Off unless the client's Config allows them (the agent's
+// plugin "docker" { config { ... } }): volumes, and mounts of type bind
+// or volume (AllowVolumes); privileged (AllowPrivileged); network_mode
+// "host" (AllowHostNetwork). A task asking for one is refused with
+// drivers.ErrDisabled naming the setting. The task's user
+// (TaskConfig.User) is the container's user; "" is the image's.
 //
 // The task's environment is TaskConfig.Env over the image's own ENV
 // (the engine adds HOSTNAME, and HOME when unset); nothing comes from
@@ -90,6 +98,15 @@ type Config struct {
 	// place (created, labelled com.droverhq.*) for inspection, instead
 	// of removing it. For debugging: the driver forgets such containers.
 	KeepFailedContainers bool
+	// AllowVolumes lets tasks mount host paths and named volumes
+	// (volumes, and mounts of type bind or volume); tmpfs mounts are
+	// always allowed. Nomad's plugin "docker" volumes.enabled.
+	AllowVolumes bool
+	// AllowPrivileged lets tasks set privileged = true.
+	AllowPrivileged bool
+	// AllowHostNetwork lets tasks set network_mode = "host", where they
+	// could reach the agent's loopback API.
+	AllowHostNetwork bool
 }
 
 // Driver runs docker tasks. The zero value is not usable; call New.

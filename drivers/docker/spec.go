@@ -39,19 +39,26 @@ type taskSpec struct {
 	volumes     []string
 	mounts      []mount.Mount
 	networkMode string
+	privileged  bool
 }
 
 // CreateOptions builds what the driver asks the engine to create for
-// the task: image, command, environment, labels, ports, volumes,
+// the task: image, command, user, environment, labels, ports, volumes,
 // resources and GPU device requests. It does no I/O, so tests (and
 // tools) can check the container a task would get without an engine.
+// What opts does not allow (host volumes, privileged, the host network)
+// is refused with an error wrapping drivers.ErrDisabled.
 func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreateOptions, error) {
 	spec, err := parseSpec(cfg.Config)
 	if err != nil {
 		return client.ContainerCreateOptions{}, err
 	}
+	if err := spec.allowed(opts); err != nil {
+		return client.ContainerCreateOptions{}, err
+	}
 	ccfg := &container.Config{
 		Image:      spec.image,
+		User:       cfg.User,
 		Env:        cfg.EnvList(),
 		Entrypoint: spec.entrypoint,
 		Labels:     containerLabels(cfg, spec.labels),
@@ -66,6 +73,7 @@ func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreate
 		Binds:       spec.volumes,
 		Mounts:      spec.mounts,
 		NetworkMode: container.NetworkMode(spec.networkMode),
+		Privileged:  spec.privileged,
 	}
 	if len(spec.ports) > 0 {
 		exposed, bindings, err := portBindings(spec.ports)
@@ -84,6 +92,33 @@ func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreate
 		Config:     ccfg,
 		HostConfig: host,
 	}, nil
+}
+
+// allowed refuses what the client's plugin "docker" config does not
+// allow, naming the task's setting and the switch that allows it.
+func (s *taskSpec) allowed(opts Config) error {
+	const how = `; allow it with %s in the config block of the agent config's plugin "docker" block`
+	if !opts.AllowVolumes {
+		if len(s.volumes) > 0 {
+			return fmt.Errorf("%w: docker volumes %q mount host paths, which this client does not allow"+how,
+				drivers.ErrDisabled, s.volumes, "volumes { enabled = true }")
+		}
+		for i, m := range s.mounts {
+			if m.Type == mount.TypeBind || m.Type == mount.TypeVolume {
+				return fmt.Errorf("%w: docker mounts[%d] (type %q, source %q) is a %s mount, which this client does not allow"+how,
+					drivers.ErrDisabled, i, m.Type, m.Source, m.Type, "volumes { enabled = true }")
+			}
+		}
+	}
+	if s.privileged && !opts.AllowPrivileged {
+		return fmt.Errorf("%w: docker privileged = true is not allowed on this client"+how,
+			drivers.ErrDisabled, "allow_privileged = true")
+	}
+	if s.networkMode == "host" && !opts.AllowHostNetwork {
+		return fmt.Errorf("%w: docker network_mode = \"host\" is not allowed on this client"+how,
+			drivers.ErrDisabled, "allow_host_network = true")
+	}
+	return nil
 }
 
 // deviceRequests asks for exactly the assigned GPUs: by UUID through the
@@ -164,6 +199,13 @@ func parseSpec(raw map[string]any) (*taskSpec, error) {
 	}
 	if s.networkMode, err = stringKey(raw, "network_mode"); err != nil {
 		return nil, err
+	}
+	switch v := raw["privileged"].(type) {
+	case nil:
+	case bool:
+		s.privileged = v
+	default:
+		return nil, fmt.Errorf("%w: privileged must be a bool, got %T", drivers.ErrInvalidConfig, v)
 	}
 	for key, dst := range map[string]*[]string{
 		"args": &s.args, "entrypoint": &s.entrypoint, "ports": &s.ports, "volumes": &s.volumes,

@@ -43,6 +43,12 @@ func TestCreateOptions(t *testing.T) {
 					t.Errorf("Env = %q, want %q", got, want)
 				}
 			}},
+		{"user", map[string]any{"image": "img"}, func(c *drivers.TaskConfig) { c.User = "1000:1000" }, Config{},
+			func(t *testing.T, c *container.Config, _ *container.HostConfig) {
+				if c.User != "1000:1000" {
+					t.Errorf("User = %q, want the task's user", c.User)
+				}
+			}},
 		{"args only", map[string]any{"image": "img", "args": []string{"x"}}, nil, Config{},
 			func(t *testing.T, c *container.Config, _ *container.HostConfig) {
 				if got, want := c.Cmd, []string{"x"}; !reflect.DeepEqual(got, want) {
@@ -82,8 +88,8 @@ func TestCreateOptions(t *testing.T) {
 		{"ports volumes mounts network", map[string]any{
 			"image": "img", "ports": []any{"8080:80", "5353:53/udp"}, "volumes": []any{"/data:/data:ro"},
 			"mounts":       []any{map[string]any{"source": "/x", "target": "/y", "readonly": true}},
-			"network_mode": "host",
-		}, nil, Config{},
+			"network_mode": "host", "privileged": true,
+		}, nil, Config{AllowVolumes: true, AllowPrivileged: true, AllowHostNetwork: true},
 			func(t *testing.T, c *container.Config, h *container.HostConfig) {
 				p80, p53 := network.MustParsePort("80/tcp"), network.MustParsePort("53/udp")
 				if len(c.ExposedPorts) != 2 || h.PortBindings[p80][0].HostPort != "8080" || h.PortBindings[p53][0].HostPort != "5353" {
@@ -96,8 +102,8 @@ func TestCreateOptions(t *testing.T) {
 				if !reflect.DeepEqual(h.Mounts, wantMount) {
 					t.Errorf("Mounts = %+v, want %+v", h.Mounts, wantMount)
 				}
-				if h.NetworkMode != "host" {
-					t.Errorf("NetworkMode = %q, want host", h.NetworkMode)
+				if h.NetworkMode != "host" || !h.Privileged {
+					t.Errorf("NetworkMode = %q, Privileged = %v, want host and true", h.NetworkMode, h.Privileged)
 				}
 			}},
 		{"labels", map[string]any{"image": "img", "labels": []any{map[string]any{"team": "ml", LabelJobName: "spoof"}}}, nil, Config{},
@@ -126,6 +132,40 @@ func TestCreateOptions(t *testing.T) {
 	}
 }
 
+// TestCreateOptionsRefused: what reaches the host is off by default and
+// refused with the setting named; each switch allows its own setting.
+func TestCreateOptionsRefused(t *testing.T) {
+	bind := []any{map[string]any{"type": "bind", "source": "/", "target": "/host"}}
+	tests := []struct {
+		name   string
+		config map[string]any
+		opts   Config
+		want   string // "" allowed
+	}{
+		{"volume of /", map[string]any{"image": "i", "volumes": []any{"/:/host"}}, Config{}, `volumes { enabled = true }`},
+		{"bind mount", map[string]any{"image": "i", "mounts": bind}, Config{}, `mounts[0] (type "bind", source "/")`},
+		{"named volume", map[string]any{"image": "i", "mounts": []any{map[string]any{"type": "volume", "source": "v", "target": "/v"}}}, Config{}, "volume mount"},
+		{"tmpfs mount", map[string]any{"image": "i", "mounts": []any{map[string]any{"type": "tmpfs", "target": "/t"}}}, Config{}, ""},
+		{"privileged", map[string]any{"image": "i", "privileged": true}, Config{}, "allow_privileged = true"},
+		{"unprivileged", map[string]any{"image": "i", "privileged": false}, Config{}, ""},
+		{"host network", map[string]any{"image": "i", "network_mode": "host"}, Config{}, "allow_host_network = true"},
+		{"bridge network", map[string]any{"image": "i", "network_mode": "bridge"}, Config{}, ""},
+		{"volumes allowed", map[string]any{"image": "i", "volumes": []any{"/:/host"}, "mounts": bind}, Config{AllowVolumes: true}, ""},
+		{"volumes allow no privileges", map[string]any{"image": "i", "volumes": []any{"/:/host"}, "privileged": true}, Config{AllowVolumes: true}, "allow_privileged"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := CreateOptions(specTask(tt.config), tt.opts)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("CreateOptions = %v, want it allowed", err)
+			case tt.want != "" && (!errors.Is(err, drivers.ErrDisabled) || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("CreateOptions = %v, want ErrDisabled containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
 func TestCreateOptionsInvalid(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -141,6 +181,7 @@ func TestCreateOptionsInvalid(t *testing.T) {
 		{"volume bad mode", map[string]any{"image": "i", "volumes": []any{"/a:/b:rx"}}},
 		{"label not a string", map[string]any{"image": "i", "labels": map[string]any{"a": 1}}},
 		{"mount without target", map[string]any{"image": "i", "mounts": []any{map[string]any{"source": "/x"}}}},
+		{"privileged not a bool", map[string]any{"image": "i", "privileged": "yes"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,7 +114,7 @@ func runTests(t *testing.T, newDriver func() drivers.Driver, o options, tests []
 // task dir.
 func shTask(t *testing.T, script string, env map[string]string) *drivers.TaskConfig {
 	t.Helper()
-	dir := t.TempDir()
+	dir := ReachableTempDir(t)
 	taskDir := filepath.Join(dir, "task")
 	if err := os.Mkdir(taskDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -130,6 +130,20 @@ func shTask(t *testing.T, script string, env map[string]string) *drivers.TaskCon
 		StdoutPath: filepath.Join(dir, "task.stdout.0"),
 		StderrPath: filepath.Join(dir, "task.stderr.0"),
 	}
+}
+
+// ReachableTempDir is t.TempDir() made searchable by every user, its
+// parent too (the test's own temp dir, 0700): drivers run tasks as
+// nobody, who must reach the task dir.
+func ReachableTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func start(t *testing.T, d drivers.Driver, cfg *drivers.TaskConfig) {

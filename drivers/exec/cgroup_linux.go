@@ -26,6 +26,9 @@ const cgroupParent = "drover"
 type limits struct {
 	cpuShares int64 // relative CPU weight, v1 cpu.shares units
 	memoryMB  int64
+	// devices are the only devices the task may use (devices_linux.go);
+	// nil sets no device filter (tests of the other limits do that).
+	devices []deviceRule
 }
 
 // cgroupFS is one cgroup filesystem layout: v1 (a hierarchy per
@@ -62,7 +65,7 @@ func detectCgroups(root string) (cgroupFS, error) {
 	if fsType(root) == cgroupV2Magic {
 		return cgroupFS{root: root, unified: true}, nil
 	}
-	for _, ctrl := range []string{"cpu", "memory"} {
+	for _, ctrl := range []string{"cpu", "memory", "devices"} {
 		if dir := filepath.Join(root, ctrl); fsType(dir) != cgroupV1Magic {
 			return cgroupFS{}, fmt.Errorf("%s is not a cgroup filesystem", dir)
 		}
@@ -87,10 +90,10 @@ func (c cgroupFS) version() string {
 }
 
 // taskCgroup is the cgroup of one task: a single directory on v2, one
-// per controller (cpu, memory) on v1.
+// per controller (cpu, devices, memory) on v1.
 type taskCgroup struct {
 	unified bool
-	dirs    []string // v1: cpu dir then memory dir; v2: the one dir
+	dirs    []string // v1: cpu, devices, then memory dir; v2: the one dir
 }
 
 // memoryDir is the directory holding the memory controller's files.
@@ -107,6 +110,7 @@ func (c cgroupFS) create(name string, lim limits) (*taskCgroup, error) {
 	} else {
 		g.dirs = []string{
 			filepath.Join(c.root, "cpu", cgroupParent, name),
+			filepath.Join(c.root, "devices", cgroupParent, name),
 			filepath.Join(c.root, "memory", cgroupParent, name),
 		}
 	}
@@ -154,7 +158,15 @@ func (g *taskCgroup) apply(lim limits) error {
 			// No swap, so the limit is a real one; absent without swap accounting.
 			_ = writeFile(filepath.Join(dir, "memory.swap.max"), "0")
 		}
-		return nil
+		if lim.devices == nil {
+			return nil
+		}
+		return attachV2Devices(dir, lim.devices)
+	}
+	if lim.devices != nil {
+		if err := applyV1Devices(g.dirs[1], lim.devices); err != nil {
+			return err
+		}
 	}
 	if lim.cpuShares > 0 {
 		if err := writeFile(filepath.Join(g.dirs[0], "cpu.shares"), strconv.FormatInt(max(lim.cpuShares, 2), 10)); err != nil {

@@ -24,6 +24,20 @@ type Config struct {
 	// CgroupRoot is where the cgroup filesystem is mounted; empty means
 	// DefaultCgroupRoot. Tests point it elsewhere.
 	CgroupRoot string
+	// ChrootEnv maps host paths to the paths an isolated task sees them
+	// at, read-only; nil is DefaultChrootEnv. Paths missing on the host
+	// are left out.
+	ChrootEnv map[string]string
+}
+
+// DefaultChrootEnv is what an isolated task sees of the host, read-only,
+// when Config.ChrootEnv is nil: Nomad's default set. /etc comes without
+// its secrets (see maskedPaths).
+func DefaultChrootEnv() map[string]string {
+	return map[string]string{
+		"/bin": "/bin", "/etc": "/etc", "/lib": "/lib", "/lib32": "/lib32", "/lib64": "/lib64",
+		"/run/resolvconf": "/run/resolvconf", "/sbin": "/sbin", "/usr": "/usr",
+	}
 }
 
 // parseConfig reads command and args from the driver config. args may

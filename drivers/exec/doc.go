@@ -3,8 +3,8 @@
 //
 // What an isolated task gets (Linux, as root):
 //
-//   - a cgroup of its own (v1: under <root>/cpu/drover and
-//     <root>/memory/drover; v2: under <root>/drover) with cpu.shares
+//   - a cgroup of its own (v1: under <root>/cpu/drover,
+//     <root>/devices/drover and <root>/memory/drover; v2: under <root>/drover) with cpu.shares
 //     (v2 cpu.weight) from Resources.Cpu.CpuShares and a hard memory
 //     limit from Resources.Memory.MemoryMB, swap included. The task's
 //     processes are in it before any user code runs. When the kernel's
@@ -16,20 +16,37 @@
 //     everything else in the namespace is killed.
 //   - a mount namespace with every mount made private: mounts made
 //     inside do not reach the host and later host mounts do not appear.
+//   - a root of its own (pivot_root; see root_linux.go): the chroot env
+//     (Config.ChrootEnv, by default Nomad's /bin /etc /lib /lib32 /lib64
+//     /run/resolvconf /sbin /usr) read-only, with /etc/shadow,
+//     /etc/gshadow, /etc/sudoers, /etc/ssh and the like masked; a /dev
+//     of null, zero, full, random, urandom, tty, its own pts and shm plus
+//     its GPUs' nodes; /proc, a read-only /sys, a /tmp of its own; and
+//     its task dir, the alloc dir (TaskConfig.AllocDir) and, for an MPS
+//     slice, its daemon's pipe dir (CUDA_MPS_PIPE_DIRECTORY) read-write
+//     at their host paths. No other host path is reachable.
+//   - a device filter on its cgroup (v1 devices.deny/allow; v2 an eBPF
+//     program): only the standard devices, terminals, and the NVIDIA
+//     nodes of its assigned GPUs (TaskConfig.DeviceIDs, mapped to
+//     /dev/nvidia<minor> through /proc/driver/nvidia) with
+//     /dev/nvidiactl and /dev/nvidia-uvm*. MIG instances get no nodes.
+//   - its user: TaskConfig.User, or nobody (package drivers/taskuser);
+//     the init drops to it, with its groups, after building the root.
+//     The task dir is made the user's.
 //   - the task dir as working directory, and exactly TaskConfig.Env
-//     (plus PATH and HOME defaults) as environment.
+//     (plus PATH and HOME defaults) as environment. The command is found
+//     in the task's root, not the host's.
 //
-// What it does not get: no chroot or pivot_root (there is no rootfs to
-// populate), so the host filesystem is visible and writable as the
-// agent's user (root); no user or network namespace; no device cgroup,
-// so assigned GPUs (TaskConfig.DeviceIDs) are not enforced at the device
-// level (simulated GPUs have no /dev/nvidia* nodes to guard anyway).
-//
-// Where isolation is impossible (cgroups not writable, namespaces
-// refused) the driver is not healthy and Start fails with "exec driver:
+// What it does not get: no user or network namespace (a task allowed to
+// run as root is root, on the host's network); submounts of the chroot env's host dirs keep
+// their own flags (a read-write mount under /etc stays read-write).
+
+// Where isolation is impossible (cgroups not writable, namespaces or
+// pivot_root refused) the driver is not healthy and Start fails with "exec driver:
 // isolation unavailable: <reason>", unless Config.AllowFallback is set:
-// then tasks run like raw_exec (process group only) and Fingerprint and
-// the task handle's State["isolation"] say so.
+// then tasks run like raw_exec (process group only, as their user, with
+// the host's filesystem) and Fingerprint and the task handle's
+// State["isolation"] say so.
 //
 // Exec sessions (drivers.Execer, `alloc exec`) of an isolated task are
 // started by the task's init, so the command is inside the task's PID and

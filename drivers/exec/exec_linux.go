@@ -3,7 +3,10 @@ package exec
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/taskuser"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -64,7 +68,7 @@ func (d *Driver) Fingerprint(context.Context) *structs.DriverInfo {
 	switch {
 	case err == nil:
 		return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: fmt.Sprintf(
-			"Healthy: isolated (cgroup %s at %s, pid and mount namespaces)", d.cgroups.version(), d.cgroups.root)}
+			"Healthy: isolated (cgroup %s at %s with a device filter, pid and mount namespaces, own root)", d.cgroups.version(), d.cgroups.root)}
 	case d.cfg.AllowFallback:
 		return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: fmt.Sprintf(
 			"Healthy: isolation off, tasks run like raw_exec: %v", err)}
@@ -94,13 +98,20 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, drivers.ErrTaskExists)
 	}
 	env := taskEnv(cfg)
-	path, err := resolveCommand(command, env, cfg.TaskDir)
+	// Isolated, the task has its own root and nobody's way there is
+	// made for it; in fallback it needs the host's.
+	u, err := taskuser.Prepare(cfg, isoErr != nil)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	spec := launchSpec{cfg: cfg, path: path, args: args, env: env, isolated: isoErr == nil}
+	spec := launchSpec{cfg: cfg, path: command, args: args, env: env, user: u, isolated: isoErr == nil}
 	if spec.isolated {
 		spec.cgroups = &d.cgroups
+		if err := d.isolate(&spec); err != nil {
+			return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+		}
+	} else if spec.path, err = resolveCommand(command, env, cfg.TaskDir); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	t, err := launch(spec)
 	if err != nil {
@@ -115,8 +126,60 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	if isoErr != nil {
 		state["isolation"] = "off: " + isoErr.Error()
 	}
-	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "command", path, "isolation", state["isolation"])
+	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "command", spec.path, "user", u.Name, "isolation", state["isolation"])
 	return &drivers.TaskHandle{ID: cfg.ID, Driver: Name, Config: cfg, StartedAt: time.Now(), State: state}, nil
+}
+
+// isolate describes the task's root and devices: the chroot env, the
+// task and alloc dirs (and the logs' dirs, which the init reopens by
+// path when it rotates them) read-write, the standard devices and the
+// nodes of the task's GPUs.
+func (d *Driver) isolate(s *launchSpec) error {
+	cfg := s.cfg
+	gpus := gpuDevices(cfg.DeviceIDs)
+	rules, err := deviceRules(gpus)
+	if err != nil {
+		return err
+	}
+	rw := []string{cfg.TaskDir, cfg.AllocDir}
+	for _, p := range []string{cfg.StdoutPath, cfg.StderrPath} {
+		if p != "" && !within(filepath.Dir(p), rw) {
+			rw = append(rw, filepath.Dir(p))
+		}
+	}
+	// An MPS slice talks to its GPU's daemon through the pipe dir the
+	// client names (CUDA_MPS_PIPE_DIRECTORY), on the host.
+	if p := cfg.Env[envMPSPipeDirectory]; p != "" && filepath.IsAbs(p) {
+		if _, err := os.Stat(p); err == nil && !within(p, rw) {
+			rw = append(rw, p)
+		}
+	}
+	dir, err := filepath.EvalSymlinks(cfg.TaskDir)
+	if err != nil {
+		return fmt.Errorf("task dir: %w", err)
+	}
+	root, err := newRootSpec(d.cfg.ChrootEnv, dir, rw, gpus)
+	if err != nil {
+		return err
+	}
+	s.root, s.devices = root, rules
+	return nil
+}
+
+// envMPSPipeDirectory names the MPS daemon's pipe dir in a task's env.
+const envMPSPipeDirectory = "CUDA_MPS_PIPE_DIRECTORY"
+
+// within reports whether path is one of dirs or inside one.
+func within(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(d, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Driver) lookup(taskID string) (*task, error) {

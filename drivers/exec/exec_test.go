@@ -69,7 +69,7 @@ func readOnlyCgroups(t *testing.T) string {
 		t.Skipf("no cgroups: %v", err)
 	}
 	root := t.TempDir()
-	subs := []string{"cpu", "memory"}
+	subs := []string{"cpu", "memory", "devices"}
 	if cg.unified {
 		subs = []string{""}
 	}
@@ -107,7 +107,7 @@ func TestConformanceFallback(t *testing.T) {
 // shTask is a task running script under /bin/sh in a fresh task dir.
 func shTask(t *testing.T, script string, res *structs.AllocatedTaskResources) *drivers.TaskConfig {
 	t.Helper()
-	dir := t.TempDir()
+	dir := drivertest.ReachableTempDir(t)
 	taskDir := filepath.Join(dir, "task")
 	if err := os.Mkdir(taskDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -120,6 +120,20 @@ func shTask(t *testing.T, script string, res *structs.AllocatedTaskResources) *d
 		StderrPath: filepath.Join(dir, "stderr"),
 		Resources:  res,
 	}
+}
+
+// withTestBinary is a driver config whose tasks see this test binary
+// (at its host path) besides the default chroot env, to run it as a
+// task.
+func withTestBinary(t *testing.T) Config {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := DefaultChrootEnv()
+	env[exe] = exe
+	return Config{ChrootEnv: env}
 }
 
 func startTask(t *testing.T, d *Driver, cfg *drivers.TaskConfig) *drivers.TaskHandle {

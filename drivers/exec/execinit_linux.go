@@ -68,13 +68,14 @@ func execControl() (*net.UnixConn, *os.File, error) {
 // before reaping it, so under mu the process group of a registered
 // command is its own even if the command has exited.
 type reaper struct {
+	cred    *syscall.Credential // the task's user; nil: the init's own
 	mu      sync.Mutex
 	waiters map[int]chan syscall.WaitStatus // exec'd commands not yet reaped
 	closed  bool                            // the task's command exited
 }
 
-func newReaper() *reaper {
-	return &reaper{waiters: map[int]chan syscall.WaitStatus{}}
+func newReaper(cred *syscall.Credential) *reaper {
+	return &reaper{cred: cred, waiters: map[int]chan syscall.WaitStatus{}}
 }
 
 // reapUntil reaps children until pid exits and returns its status. An
@@ -116,8 +117,10 @@ func (r *reaper) start(path string, req *execRequest, files []*os.File) (int, <-
 	if r.closed {
 		return 0, nil, errTaskEnded
 	}
+	attr := hostexec.SessionAttr(req.TTY)
+	attr.Credential = r.cred
 	proc, err := os.StartProcess(path, req.Argv, &os.ProcAttr{
-		Dir: req.Dir, Env: req.Env, Files: files, Sys: hostexec.SessionAttr(req.TTY),
+		Dir: req.Dir, Env: req.Env, Files: files, Sys: attr,
 	})
 	if err != nil {
 		return 0, nil, err

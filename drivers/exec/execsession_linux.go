@@ -71,7 +71,8 @@ func (t *task) execPlain(ctx context.Context, opts *drivers.ExecOptions) (*drive
 	if err != nil {
 		return nil, err
 	}
-	cmd := &exec.Cmd{Path: path, Args: opts.Command, Env: t.env, Dir: t.dir}
+	cmd := &exec.Cmd{Path: path, Args: opts.Command, Env: t.env, Dir: t.dir,
+		SysProcAttr: &syscall.SysProcAttr{Credential: t.user.Credential()}}
 	return hostexec.Run(ctx, cmd, opts, t.done)
 }
 

@@ -42,6 +42,7 @@ func TestExecIsolation(t *testing.T) {
 	d := New(nil, Config{})
 	const probe = `cat /proc/self/cgroup; readlink /proc/self/ns/pid /proc/self/ns/mnt; id -u`
 	cfg := shTask(t, `mkdir m && mount -t tmpfs none m && echo secret > m/only-in-task && (`+probe+`) > task.view && echo ready; exec sleep 1000`, nil)
+	cfg.User = "root" // to mount
 	startTask(t, d, cfg)
 	waitForFile(t, cfg.StdoutPath, "ready")
 	taskView := readFile(t, filepath.Join(cfg.TaskDir, "task.view"))
@@ -78,7 +79,7 @@ func TestExecMemoryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := New(nil, Config{})
+	d := New(nil, withTestBinary(t))
 	cfg := shTask(t, "exec sleep 1000", &structs.AllocatedTaskResources{Memory: structs.AllocatedMemoryResources{MemoryMB: 96}})
 	startTask(t, d, cfg)
 	tests := []struct {

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/logrotate"
+	"github.com/droverhq/drover/drivers/taskuser"
 )
 
 // The task init. The driver starts every task as a copy of its own binary
@@ -18,16 +21,19 @@ import (
 //
 //  1. waits for the driver's go-ahead on fd 3 (sent once the driver has
 //     put it in the task's cgroup, so user code never runs outside it);
-//  2. when isolated (it is PID 1 of a new PID namespace, in a new mount
-//     namespace): makes every mount private and mounts a fresh /proc;
-//  3. opens the task's logs (logsEnv) and starts the task's command with
-//     its output piped through rotating writers in its own process group, reports
-//     "started <pid>" on fd 4, and catches the stop signals the driver
-//     sends to that group so that it outlives the command and can report
-//     how it ended;
-//  4. when isolated, serves exec sessions (execinit_linux.go): the
-//     commands of ExecTask run as its children;
-//  5. reaps every child (orphans re-parent to it inside the namespace),
+//  2. opens the task's logs (logsEnv);
+//  3. when isolated (it is PID 1 of a new PID namespace, in a new mount
+//     namespace): builds the task's root and pivots into it
+//     (root_linux.go), then finds the command there;
+//  4. starts the command as the task's user (userEnv) with its output
+//     piped through rotating writers, in its own process group, reports
+//     "started <pid>" on fd 4 (or "invalid <why>" when the command is not
+//     there to run), and catches the stop signals the driver sends to
+//     that group so that it outlives the command and can report how it
+//     ended;
+//  5. when isolated, serves exec sessions (execinit_linux.go): the
+//     commands of ExecTask run as its children, as the task's user;
+//  6. reaps every child (orphans re-parent to it inside the namespace),
 //     copies what is left of the command's output, writes "exit N" or "signal N" for the command on fd 4, kills what
 //     is left of the group and exits. In a PID namespace the kernel kills
 //     every remaining process when the init exits.
@@ -66,26 +72,45 @@ func init() {
 	syscall.Exit(taskInit(mode == initIsolated))
 }
 
-// probeInit checks what an isolated init relies on.
+// userEnv carries the task's user (taskuser.User.String()) to the init.
+const userEnv = "DROVER_EXEC_USER"
+
+// probeInit checks what an isolated init relies on: PID 1 of its
+// namespace, and a task root (of no host dirs) it can pivot into.
 func probeInit() error {
 	if pid := os.Getpid(); pid != 1 {
 		return fmt.Errorf("pid namespace: init has pid %d, want 1", pid)
 	}
-	return setupMounts()
+	spec, err := decodeRootSpec(os.Getenv(rootEnv))
+	if err != nil {
+		return err
+	}
+	return setupRoot(spec)
 }
 
-// setupMounts makes the mount namespace private (nothing mounted here
-// reaches the host, nothing the host mounts later shows up here) and
-// mounts a /proc that shows the task's PID namespace.
-func setupMounts() error {
-	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+// initSetup reads what the driver passed in the environment, removes it
+// from what the command gets, and, when isolated, moves into the task's
+// root. The credential is nil when the init keeps its own user.
+func initSetup(isolated bool) (*syscall.Credential, error) {
+	var cred *syscall.Credential
+	if v := os.Getenv(userEnv); v != "" {
+		u, err := taskuser.Parse(v)
+		if err != nil {
+			return nil, err
+		}
+		cred = u.Credential()
 	}
-	flags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC)
-	if err := syscall.Mount("proc", "/proc", "proc", flags, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+	rootVal := os.Getenv(rootEnv)
+	os.Unsetenv(userEnv)
+	os.Unsetenv(rootEnv)
+	if !isolated {
+		return cred, nil
 	}
-	return nil
+	spec, err := decodeRootSpec(rootVal)
+	if err != nil {
+		return nil, err
+	}
+	return cred, setupRoot(spec)
 }
 
 // taskInit runs the command in os.Args[1:] and returns the init's exit
@@ -105,29 +130,39 @@ func taskInit(isolated bool) int {
 	}
 	ready.Close()
 	signal.Notify(make(chan os.Signal, 16), forwardSignals...)
-	if isolated {
-		if err := setupMounts(); err != nil {
-			fmt.Fprintf(status, "error %v\n", err)
-			return 126
-		}
-	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(status, "error no command")
 		return 126
 	}
+	// The logs are host paths: opened before the root changes.
 	out, err := openInitLogs()
 	if err != nil {
 		fmt.Fprintf(status, "error %v\n", err)
 		return 126
+	}
+	cred, err := initSetup(isolated)
+	if err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		return 126
+	}
+	path := os.Args[1]
+	if isolated {
+		// Found in the task's root, as the task sees it.
+		wd, _ := os.Getwd()
+		if path, err = resolveCommand(path, os.Environ(), wd); err != nil {
+			fmt.Fprintf(status, "invalid %s\n", oneLine(strings.TrimPrefix(err.Error(), drivers.ErrInvalidConfig.Error()+": ")))
+			return 127
+		}
 	}
 	devNull, err := os.Open(os.DevNull)
 	if err != nil {
 		fmt.Fprintf(status, "error %v\n", err)
 		return 126
 	}
-	proc, err := os.StartProcess(os.Args[1], os.Args[1:], &os.ProcAttr{
+	proc, err := os.StartProcess(path, os.Args[1:], &os.ProcAttr{
 		Env:   os.Environ(),
 		Files: []*os.File{devNull, out.stdout.TaskEnd(), out.stderr.TaskEnd()},
+		Sys:   &syscall.SysProcAttr{Credential: cred},
 	})
 	devNull.Close()
 	out.stdout.Started()
@@ -137,7 +172,7 @@ func taskInit(isolated bool) int {
 		return 127
 	}
 	fmt.Fprintf(status, "started %d\n", proc.Pid)
-	r := newReaper()
+	r := newReaper(cred)
 	if isolated {
 		startExecServer(r)
 	}

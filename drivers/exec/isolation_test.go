@@ -34,7 +34,7 @@ func TestOOMKilled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := New(nil, Config{})
+			d := New(nil, withTestBinary(t))
 			cfg := shTask(t, "", &structs.AllocatedTaskResources{Memory: structs.AllocatedMemoryResources{MemoryMB: 96}})
 			cfg.Config = map[string]any{"command": exe}
 			cfg.Env = map[string]string{hogEnv: strconv.Itoa(tt.hogMB)}
@@ -144,6 +144,7 @@ func TestMountNamespacePrivate(t *testing.T) {
 	requireIsolation(t)
 	d := New(nil, Config{})
 	cfg := shTask(t, `mkdir m && mount -t tmpfs none m && touch m/inside && ls m`, nil)
+	cfg.User = "root" // to mount
 	startTask(t, d, cfg)
 	if res := waitResult(t, d, cfg.ID); !res.Successful() {
 		t.Fatalf("result = %v, want success; stderr %q", res, readFile(t, cfg.StderrPath))
@@ -341,6 +342,8 @@ func TestCgroupFileLayout(t *testing.T) {
 			oomFiles: map[string]string{"memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"},
 			want: map[string]string{
 				"cpu/drover/t/cpu.shares":                     "1024",
+				"devices/drover/t/devices.deny":               "a",
+				"devices/drover/t/devices.allow":              "c 1:3 rwm",
 				"memory/drover/t/memory.limit_in_bytes":       "67108864",
 				"memory/drover/t/memory.memsw.limit_in_bytes": "67108864",
 			},
@@ -356,7 +359,11 @@ func TestCgroupFileLayout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			g, err := cgroupFS{root: root, unified: tt.unified}.create("t", limits{cpuShares: 1024, memoryMB: 64})
+			lim := limits{cpuShares: 1024, memoryMB: 64}
+			if !tt.unified { // v2's filter is an eBPF program: see TestDeviceProgram
+				lim.devices = []deviceRule{{1, 3, "rwm"}}
+			}
+			g, err := cgroupFS{root: root, unified: tt.unified}.create("t", lim)
 			if err != nil {
 				t.Fatalf("create: %v", err)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/hostexec"
+	"github.com/droverhq/drover/drivers/taskuser"
 )
 
 // handshakeLimit bounds how long Start waits for the init to report
@@ -25,12 +26,17 @@ const handshakeLimit = 10 * time.Second
 
 // launchSpec is one task start.
 type launchSpec struct {
-	cfg      *drivers.TaskConfig
+	cfg *drivers.TaskConfig
+	// path is the command: resolved on the host when not isolated, as
+	// given (resolved by the init in the task's root) when isolated.
 	path     string
 	args     []string
 	env      []string
+	user     *taskuser.User
 	isolated bool
 	cgroups  *cgroupFS // nil when not isolated
+	root     *rootSpec // nil when not isolated
+	devices  []deviceRule
 }
 
 // task is one started task: its init process (a process group leader,
@@ -48,11 +54,12 @@ type task struct {
 	done   chan struct{}
 	result *drivers.ExitResult
 
-	// For ExecTask: the task's environment and dir, and, when isolated,
-	// the init's exec control socket (see execinit_linux.go).
-	env []string
-	dir string
-	ctl *net.UnixConn
+	// For ExecTask: the task's environment, dir and user, and, when
+	// isolated, the init's exec control socket (see execinit_linux.go).
+	env  []string
+	dir  string
+	user *taskuser.User
+	ctl  *net.UnixConn
 
 	mu     sync.Mutex
 	reaped bool
@@ -61,11 +68,11 @@ type task struct {
 // launch starts the init, puts it in the task's cgroup, lets it go and
 // waits until it reports the command started.
 func launch(s launchSpec) (*task, error) {
-	t := &task{done: make(chan struct{}), env: s.env, dir: s.cfg.TaskDir}
+	t := &task{done: make(chan struct{}), env: s.env, dir: s.cfg.TaskDir, user: s.user}
 	if s.cgroups != nil {
-		lim := limits{}
+		lim := limits{devices: s.devices}
 		if r := s.cfg.Resources; r != nil {
-			lim = limits{cpuShares: r.Cpu.CpuShares, memoryMB: r.Memory.MemoryMB}
+			lim.cpuShares, lim.memoryMB = r.Cpu.CpuShares, r.Memory.MemoryMB
 		}
 		g, err := s.cgroups.create(cgroupName(s.cfg.ID), lim)
 		if err != nil {
@@ -118,7 +125,15 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	defer statusW.Close()
 	mode, attr := initPlain, &syscall.SysProcAttr{Setpgid: true}
 	extra := []*os.File{readyR, statusW}
+	env := append(s.env[:len(s.env):len(s.env)], logsEnv+"="+logs, userEnv+"="+s.user.String())
 	if s.isolated {
+		root, err := s.root.encode()
+		if err != nil {
+			readyW.Close()
+			statusR.Close()
+			return nil, err
+		}
+		env = append(env, rootEnv+"="+root)
 		mode, attr.Cloneflags = initIsolated, isolationFlags
 		ctl, initCtl, err := execControl()
 		if err != nil {
@@ -133,7 +148,7 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
 		Args:        append([]string{s.path}, s.args...),
-		Env:         append(s.env, initEnv+"="+mode, logsEnv+"="+logs),
+		Env:         append(env, initEnv+"="+mode),
 		Dir:         s.cfg.TaskDir,
 		ExtraFiles:  extra,
 		SysProcAttr: attr,
@@ -202,6 +217,8 @@ func (t *task) handshake(readyW *os.File) error {
 			return nil
 		case strings.HasPrefix(r.line, "error "):
 			return fmt.Errorf("task init: %s", strings.TrimPrefix(r.line, "error "))
+		case strings.HasPrefix(r.line, "invalid "):
+			return fmt.Errorf("%w: %s", drivers.ErrInvalidConfig, strings.TrimPrefix(r.line, "invalid "))
 		default:
 			return fmt.Errorf("task init exited before starting the command: %v", r.err)
 		}

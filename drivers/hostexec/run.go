@@ -27,8 +27,9 @@ func SessionAttr(tty bool) *syscall.SysProcAttr {
 }
 
 // Run runs cmd as an exec session and waits for it. The caller sets
-// cmd's Path, Args, Env and Dir; Run sets its standard streams and
-// SysProcAttr (SessionAttr). When the command exits, what it left in its
+// cmd's Path, Args, Env and Dir, and may set SysProcAttr.Credential;
+// Run sets its standard streams and the rest of SysProcAttr
+// (SessionAttr). When the command exits, what it left in its
 // process group is killed. It is killed at once, group and all, when ctx
 // ends (Run returns ctx.Err()) or taskDone closes (an error wrapping
 // drivers.ErrTaskNotRunning).
@@ -41,7 +42,11 @@ func Run(ctx context.Context, cmd *exec.Cmd, opts *drivers.ExecOptions, taskDone
 		return nil, fmt.Errorf("exec streams: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Files[0], s.Files[1], s.Files[2]
-	cmd.SysProcAttr = SessionAttr(opts.TTY)
+	attr := SessionAttr(opts.TTY)
+	if cmd.SysProcAttr != nil {
+		attr.Credential = cmd.SysProcAttr.Credential
+	}
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		s.CloseFiles()
 		s.Close(0)

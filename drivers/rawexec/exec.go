@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"syscall"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/hostexec"
@@ -12,7 +13,7 @@ import (
 // ExecTask implements drivers.Execer: the command runs as a child of the
 // agent (not of the task's executor: it need not outlive the agent, its
 // streams do not), in its own process group, with the task's
-// environment and working dir, as the agent's user like the task. What
+// environment, working dir and user. What
 // it leaves in its group is killed when it exits; it is killed, group
 // and all, when ctx ends or the task ends.
 func (d *Driver) ExecTask(ctx context.Context, taskID string, opts *drivers.ExecOptions) (*drivers.ExecResult, error) {
@@ -33,11 +34,15 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, opts *drivers.Exec
 	if err != nil {
 		return nil, fmt.Errorf("exec in %s: %w", taskID, err)
 	}
+	if t.user == nil {
+		return nil, fmt.Errorf("exec in %s: the task's user is unknown", taskID)
+	}
 	cmd := &exec.Cmd{
-		Path: path,
-		Args: opts.Command,
-		Env:  (&drivers.TaskConfig{Env: t.env}).EnvList(),
-		Dir:  t.dir,
+		Path:        path,
+		Args:        opts.Command,
+		Env:         (&drivers.TaskConfig{Env: t.env}).EnvList(),
+		Dir:         t.dir,
+		SysProcAttr: &syscall.SysProcAttr{Credential: t.user.Credential()},
 	}
 	res, err := hostexec.Run(ctx, cmd, opts, t.done)
 	if err != nil {

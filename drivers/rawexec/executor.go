@@ -17,6 +17,7 @@ import (
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/hostexec"
 	"github.com/droverhq/drover/drivers/logrotate"
+	"github.com/droverhq/drover/drivers/taskuser"
 )
 
 // The executor is the small process that sits between the agent and a
@@ -56,6 +57,9 @@ type executorSpec struct {
 	// through a rotating writer (package drivers/logrotate).
 	Logs       logrotate.Options
 	StatusFile string
+	// User is the task's user (taskuser.User.String()); "" runs the
+	// task as the executor's own user.
+	User string
 }
 
 // executorReport is the executor's answer on fd 3 once the task started
@@ -143,6 +147,15 @@ func startTask(spec *executorSpec) (*exec.Cmd, *taskOutput, error) {
 		out.close()
 		return nil, nil, err
 	}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if spec.User != "" {
+		u, err := taskuser.Parse(spec.User)
+		if err != nil {
+			out.close()
+			return nil, nil, err
+		}
+		attr.Credential = u.Credential()
+	}
 	cmd := &exec.Cmd{
 		Path:        spec.Path,
 		Args:        append([]string{spec.Path}, spec.Args...),
@@ -150,7 +163,7 @@ func startTask(spec *executorSpec) (*exec.Cmd, *taskOutput, error) {
 		Dir:         spec.Dir,
 		Stdout:      out.stdout.TaskEnd(),
 		Stderr:      out.stderr.TaskEnd(),
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: attr,
 	}
 	err = cmd.Start()
 	out.stdout.Started()
@@ -198,11 +211,12 @@ func readStatus(path string) (*drivers.ExitResult, error) {
 	return &drivers.ExitResult{ExitCode: st.ExitCode, Signal: st.Signal}, nil
 }
 
-// statusPath is where the executor of task id writes its status.
+// statusPath is where the executor of task id writes its status: in
+// the task dir's parent, which the task's user cannot write.
 func statusPath(taskDir, id string) string {
-	dir := taskDir
-	if dir == "" {
-		dir = os.TempDir()
+	dir := os.TempDir()
+	if taskDir != "" {
+		dir = filepath.Dir(filepath.Clean(taskDir))
 	}
 	name := strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(id)
 	return filepath.Join(dir, ".drover-exit-"+name+".json")

@@ -9,15 +9,16 @@ import (
 	"testing"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/drivers/logrotate"
 )
 
 // A task writing 3 MB with 1 MB files and 2 kept leaves the last two
 // files, each at most 1 MB, the newest holding the end of the output.
 func TestOutputRotates(t *testing.T) {
-	dir := t.TempDir()
+	dir := drivertest.ReachableTempDir(t)
 	const lines = 450000 // `seq` prints about 3 MB
-	d := New(nil)
+	d := newDriver()
 	cfg := &drivers.TaskConfig{
 		ID:               "rotate",
 		Config:           map[string]any{"command": "seq", "args": []any{"1", strconv.Itoa(lines)}},

@@ -1,6 +1,17 @@
 // Package rawexec is the raw_exec task driver: it runs a command as a
 // plain host process, with no isolation beyond its own process group.
 //
+// It is off unless Config.Enabled is set (the agent's
+// plugin "raw_exec" { config { enabled = true } }, and -dev): a disabled
+// driver fingerprints as not detected, so the scheduler places no
+// raw_exec task on the node, and Start refuses with drivers.ErrDisabled.
+//
+// A task runs as TaskConfig.User, or as nobody when it names none
+// (package drivers/taskuser): the executor starts it with that uid, gid
+// and groups, and Start makes the task dir the user's. An agent that is
+// not root runs tasks as its own user and refuses any other. The task
+// dir and its parents must be searchable by the user; Start checks.
+//
 // The task's environment is exactly TaskConfig.Env plus PATH and HOME
 // defaults when those are absent; nothing leaks from the agent's own
 // environment. The process runs in the task dir, in a new process group,
@@ -10,13 +21,14 @@
 // rotated per TaskConfig.LogMaxFiles and LogMaxFileSizeMB by the executor.
 //
 // ExecTask (drivers.Execer) runs a command as a plain child of the agent
-// with the task's environment (as above) and in its task dir, as the
-// agent's user, which is the user raw_exec tasks run as: raw_exec has no
-// isolation to enter. See exec.go.
+// with the task's environment (as above), in its task dir and as its
+// user: raw_exec has no isolation to enter. See exec.go.
 //
 // Each task is started through an executor (see executor.go): the
 // agent's binary re-executed in its own session, which starts the task,
-// waits for it and writes its exit status to a file in the task dir. So
+// waits for it and writes its exit status to a file beside the task dir
+// (in its parent, the agent's: not in the task dir, which the task's
+// user owns and could plant a status or a symlink in). So
 // the task survives the agent being killed, and a restarted agent
 // re-attaches with RecoverTask from the handle's State ("pid",
 // "shim_pid", "shim_start", "status_file").
@@ -46,6 +58,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/taskuser"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -83,7 +96,14 @@ type Config struct {
 	// PollInterval is how often a recovered task is checked for its
 	// end; 0 is DefaultPollInterval.
 	PollInterval time.Duration
+	// Enabled turns the driver on. Off, it is not detected and starts
+	// nothing.
+	Enabled bool
 }
+
+// disabledReason says why a disabled driver runs nothing and how to
+// turn it on.
+const disabledReason = `raw_exec is disabled on this client; enable it with enabled = true in the config block of the agent config's plugin "raw_exec" block`
 
 // Driver runs raw_exec tasks. The zero value is not usable; call New.
 type Driver struct {
@@ -106,18 +126,19 @@ type task struct {
 	statusFile string
 	done       chan struct{}
 	result     *drivers.ExitResult
-	// env (with PATH and HOME defaults) and dir are the task's, for the
-	// commands ExecTask runs in it; env is nil for a task recovered
-	// from a handle without its config.
-	env map[string]string
-	dir string
+	// env (with PATH and HOME defaults), dir and user are the task's,
+	// for the commands ExecTask runs in it; env is nil for a task
+	// recovered from a handle without its config.
+	env  map[string]string
+	dir  string
+	user *taskuser.User
 
 	mu    sync.Mutex
 	ended bool
 }
 
-// New returns a raw_exec driver with the default Config. logger may be
-// nil.
+// New returns a raw_exec driver with the default Config: disabled.
+// logger may be nil.
 func New(logger hclog.Logger) *Driver { return NewWithConfig(logger, Config{}) }
 
 // NewWithConfig returns a raw_exec driver. logger may be nil.
@@ -135,8 +156,12 @@ func NewWithConfig(logger hclog.Logger, cfg Config) *Driver {
 func (d *Driver) Name() string { return Name }
 
 // Fingerprint implements drivers.Driver. raw_exec needs nothing but the
-// ability to start processes, so it is always detected and healthy.
+// ability to start processes, so it is detected and healthy whenever it
+// is enabled.
 func (d *Driver) Fingerprint(context.Context) *structs.DriverInfo {
+	if !d.cfg.Enabled {
+		return &structs.DriverInfo{Detected: false, Healthy: false, HealthDescription: disabledReason}
+	}
 	return &structs.DriverInfo{Detected: true, Healthy: true, HealthDescription: "Healthy"}
 }
 
@@ -146,9 +171,16 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	if cfg == nil || cfg.ID == "" {
 		return nil, fmt.Errorf("%w: missing task ID", drivers.ErrInvalidConfig)
 	}
+	if !d.cfg.Enabled {
+		return nil, fmt.Errorf("%w: %s", drivers.ErrDisabled, disabledReason)
+	}
 	command, args, err := parseConfig(cfg.Config)
 	if err != nil {
 		return nil, err
+	}
+	u, err := taskuser.Prepare(cfg, true)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -163,15 +195,15 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	spec := &executorSpec{
 		Path: path, Args: args, Env: (&drivers.TaskConfig{Env: env}).EnvList(), Dir: cfg.TaskDir,
 		Stdout: cfg.StdoutPath, Stderr: cfg.StderrPath, Logs: cfg.LogOptions(),
-		StatusFile: statusPath(cfg.TaskDir, cfg.ID),
+		StatusFile: statusPath(cfg.TaskDir, cfg.ID), User: u.String(),
 	}
 	t, shimStart, err := d.startExecutor(spec)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	t.env, t.dir = env, cfg.TaskDir
+	t.env, t.dir, t.user = env, cfg.TaskDir, u
 	d.tasks[cfg.ID] = t
-	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "executor_pid", t.shimPID, "command", path)
+	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "executor_pid", t.shimPID, "command", path, "user", u.Name)
 	return &drivers.TaskHandle{
 		ID:        cfg.ID,
 		Driver:    Name,
@@ -210,6 +242,9 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	t := &task{pid: pid, shimPID: shimPID, statusFile: statusFile, done: make(chan struct{})}
 	if h.Config != nil {
 		t.env, t.dir = taskEnv(h.Config), h.Config.TaskDir
+		if u, err := taskuser.ForTask(h.Config.User); err == nil {
+			t.user = u
+		}
 	}
 	if res, err := readStatus(statusFile); err == nil {
 		t.finish(res)

@@ -15,8 +15,11 @@ import (
 	"github.com/droverhq/drover/drivers/drivertest"
 )
 
+// newDriver is an enabled raw_exec driver.
+func newDriver() *Driver { return NewWithConfig(nil, Config{Enabled: true}) }
+
 func TestConformance(t *testing.T) {
-	drivertest.Run(t, func() drivers.Driver { return New(nil) })
+	drivertest.Run(t, func() drivers.Driver { return newDriver() })
 }
 
 func TestParseConfig(t *testing.T) {
@@ -52,8 +55,8 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestDefaultEnv(t *testing.T) {
-	dir := t.TempDir()
-	d := New(nil)
+	dir := drivertest.ReachableTempDir(t)
+	d := newDriver()
 	cfg := &drivers.TaskConfig{
 		ID:         "env",
 		Config:     map[string]any{"command": "sh", "args": []any{"-c", `echo "PATH=$PATH"; echo "HOME=$HOME"`}},
@@ -79,8 +82,8 @@ func TestDefaultEnv(t *testing.T) {
 }
 
 func TestCommandNotInTaskPath(t *testing.T) {
-	dir := t.TempDir()
-	d := New(nil)
+	dir := drivertest.ReachableTempDir(t)
+	d := newDriver()
 	cfg := &drivers.TaskConfig{
 		ID:      "nopath",
 		Env:     map[string]string{"PATH": dir},
@@ -97,8 +100,8 @@ func TestCommandNotInTaskPath(t *testing.T) {
 // children it left in its group are killed right then, while the group
 // ID cannot yet name anyone else's processes, not by a later Destroy.
 func TestExitKillsLeftoverChildren(t *testing.T) {
-	dir := t.TempDir()
-	d := New(nil)
+	dir := drivertest.ReachableTempDir(t)
+	d := newDriver()
 	cfg := &drivers.TaskConfig{
 		ID:         "leaves-child",
 		Config:     map[string]any{"command": "/bin/sh", "args": []any{"-c", `sleep 30 & echo $!`}},
@@ -147,14 +150,14 @@ func isZombie(pid int) bool {
 // TestMissingCommandIsInvalidConfig: a command that is not there (or not
 // executable) is a config error, so the task runner does not retry it.
 func TestMissingCommandIsInvalidConfig(t *testing.T) {
-	dir := t.TempDir()
+	dir := drivertest.ReachableTempDir(t)
 	notExec := filepath.Join(dir, "script")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, command := range []string{"/no/such/binary", "no-such-command-anywhere", notExec} {
 		t.Run(command, func(t *testing.T) {
-			d := New(nil)
+			d := newDriver()
 			cfg := &drivers.TaskConfig{ID: "missing", Config: map[string]any{"command": command}, TaskDir: dir}
 			if _, err := d.Start(context.Background(), cfg); !errors.Is(err, drivers.ErrInvalidConfig) {
 				t.Errorf("Start = %v, want ErrInvalidConfig", err)

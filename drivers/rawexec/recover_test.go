@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
 )
 
 // startForRecovery starts script with a first driver (the "old agent")
 // and returns its handle; the first driver is destroyed at cleanup.
 func startForRecovery(t *testing.T, id, script string) (*drivers.TaskHandle, string) {
 	t.Helper()
-	dir := t.TempDir()
-	old := New(nil)
+	dir := drivertest.ReachableTempDir(t)
+	old := newDriver()
 	h, err := old.Start(context.Background(), &drivers.TaskConfig{
 		ID:         id,
 		Config:     map[string]any{"command": "/bin/sh", "args": []any{"-c", script}},
@@ -53,7 +54,7 @@ func waitResult(t *testing.T, d *Driver, id string) *drivers.ExitResult {
 // status file.
 func TestRecoverDeliversLaterExit(t *testing.T) {
 	h, dir := startForRecovery(t, "later", `while [ ! -e go ]; do sleep 0.01; done; exit 7`)
-	d := NewWithConfig(nil, Config{PollInterval: 10 * time.Millisecond})
+	d := NewWithConfig(nil, Config{Enabled: true, PollInterval: 10 * time.Millisecond})
 	if err := d.RecoverTask(h); err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
@@ -74,7 +75,7 @@ func TestRecoverDeliversLaterExit(t *testing.T) {
 func TestRecoverThenStop(t *testing.T) {
 	h, _ := startForRecovery(t, "stop", `exec sleep 600`)
 	pid, _ := strconv.Atoi(h.State["pid"])
-	d := New(nil)
+	d := newDriver()
 	if err := d.RecoverTask(h); err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
@@ -109,7 +110,7 @@ func TestRecoverEndedTask(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	d := New(nil)
+	d := newDriver()
 	if err := d.RecoverTask(h); err != nil {
 		t.Fatalf("RecoverTask: %v", err)
 	}
@@ -126,7 +127,7 @@ func TestRecoverFailures(t *testing.T) {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := drivertest.ReachableTempDir(t)
 	tests := []struct {
 		name  string
 		state map[string]string
@@ -138,7 +139,7 @@ func TestRecoverFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := New(nil)
+			d := newDriver()
 			err := d.RecoverTask(&drivers.TaskHandle{ID: "x", Driver: Name, State: tt.state})
 			if !errors.Is(err, tt.want) {
 				t.Errorf("RecoverTask = %v, want %v", err, tt.want)

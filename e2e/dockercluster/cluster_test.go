@@ -231,6 +231,11 @@ client {
     memory = "80 GiB"
   }
 }
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
 `, m.name, m.ip, strings.Join(servers, ", "), sp.gpusPerClient)
 }
 

@@ -116,7 +116,8 @@ func buildImage(ctx context.Context, api *client.Client, bins, ref, label string
 	}
 	for _, dir := range []*tar.Header{
 		{Name: "tmp/", Mode: 0o1777, Typeflag: tar.TypeDir, ModTime: now},
-		{Name: "data/", Mode: 0o700, Typeflag: tar.TypeDir, ModTime: now},
+		// Searchable: raw_exec tasks run as nobody and need their dirs.
+		{Name: "data/", Mode: 0o711, Typeflag: tar.TypeDir, ModTime: now},
 	} {
 		if err := tw.WriteHeader(dir); err != nil {
 			return err

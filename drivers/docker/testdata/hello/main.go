@@ -9,6 +9,7 @@
 //	trap:SIG:CODE on SIG print got-SIG and exit CODE
 //	ignore:SIG    ignore SIG
 //	wait          block until a signal ends the program
+//	cat:PATH      print the file PATH, or "cat: <error>" to stderr and exit 1
 //
 // SIGTERM and SIGINT not trapped or ignored end the program with
 // 128+signal, as a shell reports a process killed by it (as PID 1 in a
@@ -92,6 +93,13 @@ func main() {
 			mu.Unlock()
 		case "wait":
 			select {}
+		case "cat":
+			b, err := os.ReadFile(arg)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "cat:", err)
+				os.Exit(1)
+			}
+			os.Stdout.Write(b)
 		default:
 			fmt.Fprintf(os.Stderr, "hello: unknown step %q\n", step)
 			os.Exit(2)
