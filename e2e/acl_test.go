@@ -33,7 +33,7 @@ func tokenField(t *testing.T, out, key string) string {
 // cross-site form post is refused, and the audit log records denied and
 // allowed writes by accessor while no log ever holds a secret.
 func TestE2E_ACL(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	ports := freePorts(t, 3)
 	cfg := agentConfig(t, dir, "acl-node", ports, 1)
 	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)

@@ -53,7 +53,7 @@ func droverIn(t *testing.T, dir string, args ...string) string {
 // (server to client over the TLS session), and plain http:// and a
 // plaintext RPC connection are refused.
 func TestE2E_TLS(t *testing.T) {
-	dir := t.TempDir()
+	dir := reachableDir(t)
 	droverIn(t, dir, "tls", "ca", "create")
 	droverIn(t, dir, "tls", "cert", "create", "-server")
 	droverIn(t, dir, "tls", "cert", "create", "-client")

@@ -134,6 +134,7 @@ log "drover: $BIN ($(head -n1 "$OUT/00-drover-version.txt")); evidence in $OUT; 
 
 # ---------------------------------------------------------------- work dir, helpers
 WORK=$(mktemp -d /tmp/gp.XXXXXX) # short: MPS pipe sockets live under it
+chmod 711 "$WORK" # tasks run as nobody (the safe default): they must reach their alloc dirs under it
 AGENT_PID="" ADDR="" NODE_ID="" WATCHDOG="" AGENT_KIDS=""
 HDR=()
 [ -n "${DROVER_TOKEN:-}" ] && HDR=(-H "X-Nomad-Token: $DROVER_TOKEN")
