@@ -225,8 +225,43 @@ func encodeProgram(prog []bpfInsn) []byte {
 // cgroup dir; it stays attached until the cgroup is removed.
 func attachV2Devices(dir string, rules []deviceRule) error {
 	code := encodeProgram(deviceProgram(rules))
+	// Loaded without the verifier's log first: a log that outgrows its
+	// buffer fails the load itself (ENOSPC), as a task with a GPU's
+	// rules did on a real GPU host. The log is asked for only to explain
+	// a refusal.
+	fd, err := loadDeviceProgram(code, 0)
+	if err != nil {
+		if _, detail := loadDeviceProgram(code, 1<<20); detail != nil {
+			err = detail
+		}
+		return err
+	}
+	defer unix.Close(fd)
+	cg, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open cgroup %s: %w", dir, err)
+	}
+	defer unix.Close(cg)
+	attach := struct {
+		targetFD, attachBPFFD, attachType, attachFlags, replaceBPFFD uint32
+	}{targetFD: uint32(cg), attachBPFFD: uint32(fd), attachType: unix.BPF_CGROUP_DEVICE}
+	if _, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_ATTACH, uintptr(unsafe.Pointer(&attach)), unsafe.Sizeof(attach)); errno != 0 {
+		return fmt.Errorf("attach device filter to %s: %w", dir, errno)
+	}
+	return nil
+}
+
+// loadDeviceProgram loads a device program and returns its fd; with
+// logSize > 0 the verifier's log (up to logSize bytes) is in the error.
+func loadDeviceProgram(code []byte, logSize int) (int, error) {
 	license := []byte("Apache-2.0\x00")
-	logBuf := make([]byte, 4096)
+	var logBuf []byte
+	var logLevel uint32
+	var logPtr uint64
+	if logSize > 0 {
+		logBuf = make([]byte, logSize)
+		logLevel, logPtr = 1, uint64(uintptr(unsafe.Pointer(&logBuf[0])))
+	}
 	load := struct {
 		progType, insnCnt uint32
 		insns, license    uint64
@@ -240,27 +275,19 @@ func attachV2Devices(dir string, rules []deviceRule) error {
 	}{
 		progType: unix.BPF_PROG_TYPE_CGROUP_DEVICE, insnCnt: uint32(len(code) / 8),
 		insns: uint64(uintptr(unsafe.Pointer(&code[0]))), license: uint64(uintptr(unsafe.Pointer(&license[0]))),
-		logLevel: 1, logSize: uint32(len(logBuf)), logBuf: uint64(uintptr(unsafe.Pointer(&logBuf[0]))),
+		logLevel: logLevel, logSize: uint32(len(logBuf)), logBuf: logPtr,
 		expectedAttach: unix.BPF_CGROUP_DEVICE,
 	}
 	copy(load.progName[:], "drover_devices")
 	fd, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_LOAD, uintptr(unsafe.Pointer(&load)), unsafe.Sizeof(load))
 	runtime.KeepAlive(code)
 	runtime.KeepAlive(license)
+	runtime.KeepAlive(logBuf)
 	if errno != 0 {
-		return fmt.Errorf("load device filter: %w: %s", errno, strings.TrimRight(string(logBuf), "\x00"))
+		if logSize == 0 {
+			return -1, fmt.Errorf("load device filter: %w", errno)
+		}
+		return -1, fmt.Errorf("load device filter: %w: %s", errno, strings.TrimRight(string(logBuf), "\x00"))
 	}
-	defer unix.Close(int(fd))
-	cg, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open cgroup %s: %w", dir, err)
-	}
-	defer unix.Close(cg)
-	attach := struct {
-		targetFD, attachBPFFD, attachType, attachFlags, replaceBPFFD uint32
-	}{targetFD: uint32(cg), attachBPFFD: uint32(fd), attachType: unix.BPF_CGROUP_DEVICE}
-	if _, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_PROG_ATTACH, uintptr(unsafe.Pointer(&attach)), unsafe.Sizeof(attach)); errno != 0 {
-		return fmt.Errorf("attach device filter to %s: %w", dir, errno)
-	}
-	return nil
+	return int(fd), nil
 }

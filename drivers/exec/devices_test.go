@@ -56,6 +56,28 @@ func TestDeviceProgram(t *testing.T) {
 	}
 }
 
+// TestDeviceProgramManyRules: a task's rules with several GPUs (each
+// GPU's node, the control and UVM nodes) load; a verifier log that
+// outgrew its buffer once failed such a load on a GPU host.
+func TestDeviceProgramManyRules(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	dir := filepath.Join(cgroupV2Root(t), "drover-devtest-"+strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = removeCgroupDir(dir) })
+	rules := []deviceRule{{1, 3, "rwm"}, {1, 5, "rwm"}, {1, 7, "rwm"}, {1, 8, "rwm"}, {1, 9, "rwm"}, {5, 0, "rwm"}, {5, 2, "rwm"}, {136, -1, "rwm"}}
+	for gpu := range 8 {
+		rules = append(rules, deviceRule{195, int64(gpu), "rw"})
+	}
+	rules = append(rules, deviceRule{195, 255, "rw"}, deviceRule{235, -1, "rw"}, deviceRule{511, 0, "rw"}, deviceRule{511, 1, "rw"})
+	if err := attachV2Devices(dir, rules); err != nil {
+		t.Fatalf("attach %d rules: %v", len(rules), err)
+	}
+}
+
 func TestDeviceRuleString(t *testing.T) {
 	tests := []struct {
 		rule deviceRule
