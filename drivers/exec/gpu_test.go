@@ -56,6 +56,7 @@ func TestGPUDevices(t *testing.T) {
 func runScriptWithGPUs(t *testing.T, d *Driver, user string, ids []string, script string) string {
 	t.Helper()
 	cfg := shTask(t, script, nil)
+	cfg.ID = fmt.Sprintf("%s-%d", cfg.ID, len(ids)) // with and without GPUs: two tasks
 	cfg.User, cfg.DeviceIDs = user, ids
 	startTask(t, d, cfg)
 	res := waitResult(t, d, cfg.ID)
