@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"strings"
@@ -51,14 +49,15 @@ type member struct {
 	server bool
 	ip     netip.Addr
 	id     string // container ID
-	api    *api.Client
+	// api sends the management token; the workload has its own clients.
+	api *api.Client
 
 	mu          sync.Mutex
 	running     bool
 	partitioned bool
 }
 
-func (m *member) httpAddr() string { return fmt.Sprintf("http://%s:%d", m.ip, httpPort) }
+func (m *member) httpAddr() string { return fmt.Sprintf("https://%s:%d", m.ip, httpPort) }
 
 // reachable reports whether the test can talk to m: running and on the
 // network.
@@ -76,6 +75,7 @@ type cluster struct {
 	prefix  string // names of this run's containers, network and image
 	netID   string
 	subnet  netip.Prefix
+	sec     *secrets
 	servers []*member
 	clients []*member
 	// others are containers outside the cluster proper (the snapshot
@@ -109,7 +109,7 @@ func newCluster(t *testing.T, sp spec) *cluster {
 	t.Helper()
 	docker := dockerEngine(t)
 	bins := buildBinaries(t)
-	c := &cluster{t: t, docker: docker, prefix: "drover-e2e-" + randomHex(4)}
+	c := &cluster{t: t, docker: docker, prefix: "drover-e2e-" + randomHex(4), sec: newSecrets(t)}
 	c.image = c.prefix + ":latest"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -150,15 +150,7 @@ func (c *cluster) add(name string, server bool, host int) *member {
 	ip := c.subnet.Addr().As4()
 	ip[3] = byte(host)
 	m := &member{name: name, server: server, ip: netip.AddrFrom4(ip)}
-	var err error
-	// A partitioned or killed member must not hold a request for long:
-	// connecting fails fast, and no answer takes longer than a server's
-	// wait for a new leader (5s) and some.
-	transport := &http.Transport{DialContext: (&net.Dialer{Timeout: time.Second}).DialContext, DisableKeepAlives: true}
-	m.api, err = api.NewClient(&api.Config{Address: m.httpAddr(), HTTPClient: &http.Client{Timeout: 8 * time.Second, Transport: transport}})
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	m.api = c.apiClient(m, c.sec.management)
 	return m
 }
 
@@ -208,9 +200,10 @@ log_level = "DEBUG"
 server {
   enabled          = true
   bootstrap_expect = %d
-  heartbeat_ttl    = %q%s
+  heartbeat_ttl    = %q
+  encrypt          = %q%s
 }
-`, m.name, m.ip, sp.servers, sp.heartbeatTTL, join)
+%s`, m.name, m.ip, sp.servers, sp.heartbeatTTL, c.sec.gossipKey, join, securityConfig())
 }
 
 func (c *cluster) clientConfig(m *member, sp spec) string {
@@ -236,11 +229,18 @@ plugin "raw_exec" {
     enabled = true
   }
 }
-`, m.name, m.ip, strings.Join(servers, ", "), sp.gpusPerClient)
+%s`, m.name, m.ip, strings.Join(servers, ", "), sp.gpusPerClient, securityConfig())
+}
+
+// file is one file copied into a container.
+type file struct {
+	path string // absolute
+	mode int64
+	data []byte
 }
 
 // create creates m's container with its static IP and copies its config
-// in.
+// and TLS files in (the agent runs as root; its key is 0600).
 func (c *cluster) create(m *member, config string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), engineWait)
@@ -261,25 +261,28 @@ func (c *cluster) create(m *member, config string) {
 		c.t.Fatalf("create container %s: %v", m.name, err)
 	}
 	m.id = res.ID
+	files := append([]file{{"/etc/drover/agent.hcl", 0o644, []byte(config)}}, c.agentFiles(m)...)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	for _, h := range []*tar.Header{
-		{Name: "etc/", Mode: 0o755, Typeflag: tar.TypeDir},
-		{Name: "etc/drover/", Mode: 0o755, Typeflag: tar.TypeDir},
-		{Name: "etc/drover/agent.hcl", Mode: 0o644, Size: int64(len(config))},
-	} {
-		if err := tw.WriteHeader(h); err != nil {
+	for _, dir := range []string{"etc/", "etc/drover/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: dir, Mode: 0o755, Typeflag: tar.TypeDir}); err != nil {
 			c.t.Fatal(err)
 		}
 	}
-	if _, err := tw.Write([]byte(config)); err != nil {
-		c.t.Fatal(err)
+	for _, f := range files {
+		h := &tar.Header{Name: strings.TrimPrefix(f.path, "/"), Mode: f.mode, Size: int64(len(f.data)), Uid: 0, Gid: 0}
+		if err := tw.WriteHeader(h); err != nil {
+			c.t.Fatal(err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	if err := tw.Close(); err != nil {
 		c.t.Fatal(err)
 	}
 	if _, err := c.docker.CopyToContainer(ctx, m.id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf}); err != nil {
-		c.t.Fatalf("copy config into %s: %v", m.name, err)
+		c.t.Fatalf("copy config and TLS files into %s: %v", m.name, err)
 	}
 }
 
@@ -424,12 +427,14 @@ func (c *cluster) anyServer() *member {
 	return nil
 }
 
-// waitReady waits for a leader and every client's node ready, and
-// returns how long each took.
+// waitReady waits for a leader, for the ACLs to be bootstrapped
+// (bootstrapping them the first time) and for every client's node
+// ready; it returns how long the leader and the nodes took.
 func (c *cluster) waitReady(timeout time.Duration) (leader, nodes time.Duration) {
 	c.t.Helper()
 	start := time.Now()
 	_, leader = c.waitLeader(timeout)
+	c.bootstrapACL(c.servers)
 	waitUntil(c.t, timeout, fmt.Sprintf("%d ready nodes", len(c.clients)), func() bool {
 		return c.readyNodes() == len(c.clients)
 	})

@@ -100,6 +100,9 @@ func restoreIntoFresh(t *testing.T, c *cluster, ev *events) {
 		l, err := fresh.api.Status().Leader(ctx)
 		return err == nil && l != ""
 	})
+	// The same management secret: the restored state holds the
+	// cluster's token with it, which the checks below then use.
+	c.bootstrapACL([]*member{fresh})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, _, err := fresh.api.Operator().SnapshotRestore(ctx, bytes.NewReader(archive), nil); err != nil {

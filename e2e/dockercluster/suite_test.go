@@ -51,10 +51,12 @@ func TestE2E_DockerCluster(t *testing.T) {
 	built := time.Since(start)
 	leader, ready := c.waitReady(60 * time.Second)
 	ev := &events{start: time.Now()}
-	ev.add("image built and %d servers and %d clients started in %s; leader after %s, nodes ready after %s",
+	ev.add("image built and %d servers and %d clients started in %s; leader after %s, ACLs bootstrapped and nodes ready after %s",
 		len(c.servers), len(c.clients), built.Round(time.Millisecond), leader.Round(time.Millisecond), ready.Round(time.Millisecond))
+	token := c.createToken("e2e-workload", `namespace "default" { policy = "write" }`)
+	ev.add("workload token created; security on %s: %s", c.servers[0].name, c.checkSecurity(c.servers[0], token))
 
-	w := newWorkload(c, sc.jobs, sc.workers)
+	w := newWorkload(c, token, sc.jobs, sc.workers)
 	w.pace = sc.pace
 	k := &checker{c: c}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/droverhq/drover/api"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -14,7 +15,10 @@ import (
 // while faults happen, retrying each registration until a server answers
 // 2xx, and records what was acknowledged.
 type workload struct {
-	c       *cluster
+	c *cluster
+	// apis are the servers' clients with the workload's token, one per
+	// server in c.servers' order.
+	apis    []*api.Client
 	jobs    int           // distinct jobs
 	workers int           // concurrent registrations
 	pace    time.Duration // pause between two registrations of a worker
@@ -37,11 +41,16 @@ type workload struct {
 	given      []string // registrations that were never acknowledged
 }
 
-func newWorkload(c *cluster, jobs, workers int) *workload {
-	return &workload{
+// newWorkload returns a workload that registers jobs with token.
+func newWorkload(c *cluster, token string, jobs, workers int) *workload {
+	w := &workload{
 		c: c, jobs: jobs, workers: workers, pace: 50 * time.Millisecond, updateEvery: 10,
 		giveUp: 2 * time.Minute, want: map[string]int{}, unanswered: map[string]map[int]bool{},
 	}
+	for _, s := range c.servers {
+		w.apis = append(w.apis, c.apiClient(s, token))
+	}
+	return w
 }
 
 // run registers every job, spread over the workers, and returns when all
@@ -112,10 +121,10 @@ func (w *workload) register(ctx context.Context, worker int, job *structs.Job) b
 	deadline := time.Now().Add(w.giveUp)
 	count := job.TaskGroups[0].Count
 	for try := 0; ; try++ {
-		srv := w.c.servers[(worker+try)%len(w.c.servers)]
+		srv := w.apis[(worker+try)%len(w.apis)]
 		w.attempts.Add(1)
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_, _, err := srv.api.Jobs().Register(rctx, job, nil)
+		_, _, err := srv.Jobs().Register(rctx, job, nil)
 		cancel()
 		if err == nil {
 			w.mu.Lock()
