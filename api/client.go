@@ -176,7 +176,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		}
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.TLSClientConfig = tlsConf
-		hc = &http.Client{Transport: t}
+		hc = &http.Client{Transport: t, CheckRedirect: keepTokenOnHost}
 	}
 	return &Client{cfg: c, base: u, http: hc}, nil
 }
@@ -445,3 +445,15 @@ func (c *Client) setToken(h http.Header) {
 
 // pathID escapes one ID for use as a path segment.
 func pathID(id string) string { return url.PathEscape(id) }
+
+// keepTokenOnHost follows redirects, dropping the ACL token when one
+// leads to another host (Go drops only Authorization and cookies).
+func keepTokenOnHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if req.URL.Host != via[0].URL.Host {
+		req.Header.Del(TokenHeader)
+	}
+	return nil
+}

@@ -192,3 +192,28 @@ func TestTLSConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenNotSentToAnotherHost: a redirect to another host does not
+// carry the ACL token along.
+func TestTokenNotSentToAnotherHost(t *testing.T) {
+	got := make(chan string, 1)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get(TokenHeader)
+		_, _ = w.Write([]byte("[]"))
+	}))
+	defer other.Close()
+	// Another host name for the same listener: localhost vs 127.0.0.1.
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, otherURL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer agent.Close()
+	c, err := NewClient(&Config{Address: agent.URL, SecretID: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = c.Jobs().List(context.Background(), nil)
+	if tok := <-got; tok != "" {
+		t.Errorf("the other host got token %q, want none", tok)
+	}
+}

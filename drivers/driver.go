@@ -199,6 +199,11 @@ type TaskConfig struct {
 	// DeviceIDs are the device instances (GPU UUIDs) assigned to the
 	// task; drivers that isolate devices expose only these.
 	DeviceIDs []string
+	// MPSPipeDir is the MPS daemon's pipe dir of the task's GPU slice,
+	// set by the client ("" for none); drivers that confine the task's
+	// filesystem expose it. Never taken from the task's env, which the
+	// job writes.
+	MPSPipeDir string
 }
 
 // LogOptions returns the rotation limits of the task's output logs.

@@ -143,6 +143,9 @@ func fastSerf(conf *serf.Config) {
 	conf.ReconnectInterval = 500 * time.Millisecond
 	conf.ReapInterval = time.Second
 	conf.LeavePropagateDelay = 100 * time.Millisecond
+	// Queries (the keyring's) wait GossipInterval times this: long
+	// enough on a loaded 2-core machine with the race detector.
+	conf.QueryTimeoutMult = 100
 }
 
 func (c *testCluster) shutdownAll() {

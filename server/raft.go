@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -246,9 +247,16 @@ func serverID(dataDir string) (string, error) {
 // applied it; an error the FSM returned is returned as is.
 func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, error) {
 	// A caller's token secret is never written to the log (the request
-	// was authorized already; the entry is what changed, not who).
-	if a, ok := msg.(structs.AuthTokenSetter); ok {
-		a.SetAuthToken("")
+	// was authorized already; the entry is what changed, not who). The
+	// token is cleared on a copy: the caller may pass its own args, which
+	// a retry authorizes again.
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct {
+		c := reflect.New(v.Elem().Type())
+		c.Elem().Set(v.Elem())
+		if a, ok := c.Interface().(structs.AuthTokenSetter); ok {
+			a.SetAuthToken("")
+			msg = a
+		}
 	}
 	buf, err := structs.Encode(t, msg)
 	if err != nil {

@@ -397,12 +397,33 @@ func (tg *TaskGroup) Validate() error {
 	return errors.Join(errs...)
 }
 
+// ReservedTaskName is the allocation directory's shared dir, which no
+// task dir may be.
+const ReservedTaskName = "alloc"
+
+// CheckTaskName checks that a task name is usable as the name of the
+// task's directory inside its allocation's: one path element, not "."
+// or "..", not the shared "alloc" dir, at most 128 bytes, no NUL.
+func CheckTaskName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("missing name")
+	case len(name) > 128:
+		return fmt.Errorf("task name of %d bytes: at most 128", len(name))
+	case name == "." || name == "..", strings.ContainsAny(name, "/\\\x00"):
+		return fmt.Errorf("task name %q: it names the task's directory, so no '/', '\\', NUL, \".\" or \"..\"", name)
+	case name == ReservedTaskName:
+		return fmt.Errorf("task name %q is reserved (the allocation's shared directory)", name)
+	}
+	return nil
+}
+
 // Validate checks one task.
 func (t *Task) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if t.Name == "" {
-		add("task: missing name")
+	if err := CheckTaskName(t.Name); err != nil {
+		add("task: %w", err)
 	}
 	if t.Driver == "" {
 		add("task %q: missing driver", t.Name)

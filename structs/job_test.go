@@ -249,3 +249,34 @@ func TestNodeDeviceResourceMatches(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckTaskName: a task's name becomes its directory inside the
+// allocation's, so it may not climb out of it or take the shared dir.
+func TestCheckTaskName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"train", true},
+		{"my task.v2", true},
+		{"../../../../etc", false},
+		{"a/b", false},
+		{`a\b`, false},
+		{".", false},
+		{"..", false},
+		{"alloc", false},
+		{"nul\x00", false},
+		{strings.Repeat("x", 129), false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		err := CheckTaskName(tt.name)
+		if got := err == nil; got != tt.ok {
+			t.Errorf("CheckTaskName(%q) = %v, want ok %v", tt.name, err, tt.ok)
+		}
+		task := &Task{Name: tt.name, Driver: "exec"}
+		if got := task.Validate() == nil; got != tt.ok {
+			t.Errorf("Task{Name: %q}.Validate() ok = %v, want %v", tt.name, got, tt.ok)
+		}
+	}
+}

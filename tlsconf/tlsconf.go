@@ -298,6 +298,9 @@ func (c *Configurator) rpcServerConfig(*tls.ClientHelloInfo) (*tls.Config, error
 		Certificates: []tls.Certificate{*k.cert},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    k.roots,
+		// No resumption: a session resumed after a CA rotation (SIGHUP)
+		// would skip the new CA's check.
+		SessionTicketsDisabled: true,
 	}, nil
 }
 
@@ -310,6 +313,8 @@ func (c *Configurator) httpServerConfig(*tls.ClientHelloInfo) (*tls.Config, erro
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{*k.cert},
 		NextProtos:   []string{"http/1.1"},
+		// No resumption past a CA rotation (see rpcServerConfig).
+		SessionTicketsDisabled: true,
 	}
 	if c.cfg.VerifyHTTPSClient {
 		conf.ClientAuth = tls.RequireAndVerifyClientCert

@@ -356,6 +356,11 @@ func (ar *AllocRunner) prepare() error {
 		filepath.Join(SharedDir(ar.allocDir), "tmp"):  0o777 | os.ModeSticky,
 	}
 	for _, tr := range ar.tasks {
+		// Checked when the job was registered; checked again here, as
+		// the name becomes a path (a job from an older server).
+		if err := structs.CheckTaskName(tr.task.Name); err != nil {
+			return fmt.Errorf("task %q: %w", tr.task.Name, err)
+		}
 		dirs[TaskDir(ar.allocDir, tr.task.Name)] = 0o755
 	}
 	for d, mode := range dirs {

@@ -339,7 +339,8 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 	ar.mu.Unlock()
 	taskDir := TaskDir(ar.allocDir, tr.task.Name)
 	env := TaskEnv(alloc, tr.task, ar.allocDir, taskDir)
-	maps.Copy(env, ar.gpuShareEnv(tr.task.Name)) // MPS limits (gpu_sharing.go)
+	share := ar.gpuShareEnv(tr.task.Name)
+	maps.Copy(env, share) // MPS limits (gpu_sharing.go)
 	jobName := alloc.JobID
 	if alloc.Job != nil {
 		jobName = alloc.Job.Name
@@ -361,6 +362,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		LogMaxFileSizeMB: logs.MaxFileSizeMB,
 		Resources:        taskResources(alloc, tr.task.Name),
 		DeviceIDs:        DeviceIDs(alloc, tr.task.Name),
+		MPSPipeDir:       share[EnvMPSPipeDirectory],
 	}
 }
 

@@ -56,6 +56,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		Output: logOut,
 	})
 	a := &Agent{config: cfg, logger: logger, dataDir: cfg.DataDir, httpDone: make(chan struct{})}
+	warnInsecure(cfg, logger)
 	started := false
 	defer func() {
 		if !started {
@@ -371,5 +372,19 @@ func (a *Agent) Self() map[string]any {
 		},
 		"member": member,
 		"stats":  stats,
+	}
+}
+
+// warnInsecure logs what a production agent should not run with: no
+// ACLs on an agent that runs tasks (any local process, its tasks
+// included, may then use the API as a manager), and RPC TLS that does
+// not check server names (any certificate of the CA may then act as a
+// server, Raft included). -dev is exempt from the first.
+func warnInsecure(cfg *Config, logger hclog.Logger) {
+	if !cfg.DevMode && !cfg.aclEnabled() {
+		logger.Warn("ACLs are off: anyone who reaches the HTTP or RPC port, local tasks included, may manage the cluster; set acl { enabled = true }")
+	}
+	if cfg.TLS != nil && cfg.TLS.RPC && !cfg.TLS.VerifyServerHostname {
+		logger.Warn("tls.verify_server_hostname is off: any certificate of the CA, a client's or the CLI's, may act as a server (Raft included); set it to true")
 	}
 }

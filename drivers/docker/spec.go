@@ -104,7 +104,9 @@ func (s *taskSpec) allowed(opts Config) error {
 				drivers.ErrDisabled, s.volumes, "volumes { enabled = true }")
 		}
 		for i, m := range s.mounts {
-			if m.Type == mount.TypeBind || m.Type == mount.TypeVolume {
+			// Only a tmpfs touches nothing of the host's (bind, volume,
+			// npipe, cluster and whatever a newer engine adds may).
+			if m.Type != mount.TypeTmpfs {
 				return fmt.Errorf("%w: docker mounts[%d] (type %q, source %q) is a %s mount, which this client does not allow"+how,
 					drivers.ErrDisabled, i, m.Type, m.Source, m.Type, "volumes { enabled = true }")
 			}
@@ -114,9 +116,11 @@ func (s *taskSpec) allowed(opts Config) error {
 		return fmt.Errorf("%w: docker privileged = true is not allowed on this client"+how,
 			drivers.ErrDisabled, "allow_privileged = true")
 	}
-	if s.networkMode == "host" && !opts.AllowHostNetwork {
-		return fmt.Errorf("%w: docker network_mode = \"host\" is not allowed on this client"+how,
-			drivers.ErrDisabled, "allow_host_network = true")
+	// container:<name> joins another container's network, which may be
+	// the host's: both need the switch.
+	if (s.networkMode == "host" || strings.HasPrefix(s.networkMode, "container:")) && !opts.AllowHostNetwork {
+		return fmt.Errorf("%w: docker network_mode = %q is not allowed on this client"+how,
+			drivers.ErrDisabled, s.networkMode, "allow_host_network = true")
 	}
 	return nil
 }

@@ -150,6 +150,8 @@ func TestCreateOptionsRefused(t *testing.T) {
 		{"unprivileged", map[string]any{"image": "i", "privileged": false}, Config{}, ""},
 		{"host network", map[string]any{"image": "i", "network_mode": "host"}, Config{}, "allow_host_network = true"},
 		{"bridge network", map[string]any{"image": "i", "network_mode": "bridge"}, Config{}, ""},
+		{"another container's network", map[string]any{"image": "i", "network_mode": "container:agent"}, Config{}, "allow_host_network = true"},
+		{"image mount", map[string]any{"image": "i", "mounts": []any{map[string]any{"type": "image", "source": "other", "target": "/o"}}}, Config{}, "image mount"},
 		{"volumes allowed", map[string]any{"image": "i", "volumes": []any{"/:/host"}, "mounts": bind}, Config{AllowVolumes: true}, ""},
 		{"volumes allow no privileges", map[string]any{"image": "i", "volumes": []any{"/:/host"}, "privileged": true}, Config{AllowVolumes: true}, "allow_privileged"},
 	}

@@ -148,8 +148,9 @@ func (d *Driver) isolate(s *launchSpec) error {
 		}
 	}
 	// An MPS slice talks to its GPU's daemon through the pipe dir the
-	// client names (CUDA_MPS_PIPE_DIRECTORY), on the host.
-	if p := cfg.Env[envMPSPipeDirectory]; p != "" && filepath.IsAbs(p) {
+	// client names (the task's env has it too, but the job may write its
+	// env: it must not choose a host dir to bind).
+	if p := cfg.MPSPipeDir; p != "" && filepath.IsAbs(p) {
 		if _, err := os.Stat(p); err == nil && !within(p, rw) {
 			rw = append(rw, p)
 		}
@@ -165,9 +166,6 @@ func (d *Driver) isolate(s *launchSpec) error {
 	s.root, s.devices = root, rules
 	return nil
 }
-
-// envMPSPipeDirectory names the MPS daemon's pipe dir in a task's env.
-const envMPSPipeDirectory = "CUDA_MPS_PIPE_DIRECTORY"
 
 // within reports whether path is one of dirs or inside one.
 func within(path string, dirs []string) bool {

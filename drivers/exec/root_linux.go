@@ -63,6 +63,8 @@ type rootSpec struct {
 var maskedPaths = []string{
 	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
 	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/security/opasswd",
+	// Agents' own config dirs hold gossip keys, TLS keys and tokens.
+	"/etc/drover.d", "/etc/drover", "/etc/nomad.d",
 }
 
 // newRootSpec describes the root of a task: the chroot env (nil: the

@@ -83,8 +83,9 @@ func TestChrootEnv(t *testing.T) {
 	}
 }
 
-// TestMPSPipeDir: an MPS slice's pipe dir, named by the client in the
-// task's env, is reachable from the task's root.
+// TestMPSPipeDir: an MPS slice's pipe dir, named by the client, is
+// reachable from the task's root; a dir the job names in its env is not
+// bound (a job could name any host dir).
 func TestMPSPipeDir(t *testing.T) {
 	requireIsolation(t)
 	pipe := filepath.Join(drivertest.ReachableTempDir(t), "mps", "pipe")
@@ -96,12 +97,23 @@ func TestMPSPipeDir(t *testing.T) {
 	}
 	d := New(nil, Config{})
 	cfg := shTask(t, `cat "$CUDA_MPS_PIPE_DIRECTORY/control"`, nil)
-	cfg.Env = map[string]string{envMPSPipeDirectory: pipe}
+	cfg.Env = map[string]string{"CUDA_MPS_PIPE_DIRECTORY": pipe}
+	cfg.MPSPipeDir = pipe
 	startTask(t, d, cfg)
 	if res := waitResult(t, d, cfg.ID); !res.Successful() {
 		t.Fatalf("result = %v, stderr %q", res, readFile(t, cfg.StderrPath))
 	}
 	if got := readFile(t, cfg.StdoutPath); got != "daemon\n" {
 		t.Errorf("stdout = %q, want the pipe dir's file", got)
+	}
+
+	// The job's own env names the dir: nothing is bound.
+	hostile := shTask(t, `cat "$CUDA_MPS_PIPE_DIRECTORY/control" 2>/dev/null || echo unreachable`, nil)
+	hostile.ID += "-env"
+	hostile.Env = map[string]string{"CUDA_MPS_PIPE_DIRECTORY": pipe}
+	startTask(t, d, hostile)
+	waitResult(t, d, hostile.ID)
+	if got := readFile(t, hostile.StdoutPath); got != "unreachable\n" {
+		t.Errorf("a pipe dir named only in the job's env: stdout = %q, want it unreachable", got)
 	}
 }
