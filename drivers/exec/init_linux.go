@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/logrotate"
 	"github.com/droverhq/drover/drivers/taskuser"
@@ -109,6 +111,11 @@ func initSetup(isolated bool) (*syscall.Credential, error) {
 	spec, err := decodeRootSpec(rootVal)
 	if err != nil {
 		return nil, err
+	}
+	// Nothing the task runs gains privileges through a setuid or
+	// file-capability program (inherited, and never undone).
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("no_new_privs: %w", err)
 	}
 	return cred, setupRoot(spec)
 }

@@ -206,11 +206,22 @@ func bindInto(root, src, dst string, ro bool) error {
 	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s at %s: %w", src, dst, err)
 	}
-	if !ro {
-		return nil
+	// No setuid program and no device node of a bound dir works in the
+	// task's root, and a read-only dir is read-only all the way down:
+	// mount_setattr sets that on the submounts the bind brought along
+	// too (Linux 5.12); older kernels get the top mount only.
+	attr := uint64(unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV)
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_NOSUID | unix.MS_NODEV)
+	if ro {
+		attr |= unix.MOUNT_ATTR_RDONLY
+		flags |= unix.MS_RDONLY
 	}
-	if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID, ""); err != nil {
-		return fmt.Errorf("bind %s at %s read-only: %w", src, dst, err)
+	err = unix.MountSetattr(-1, target, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
+		err = unix.Mount("", target, "", flags, "")
+	}
+	if err != nil {
+		return fmt.Errorf("bind %s at %s (nosuid, nodev, read-only %t): %w", src, dst, ro, err)
 	}
 	return nil
 }

@@ -55,6 +55,10 @@ func TestTaskRoot(t *testing.T) {
 		// vda, loop0: block devices the host has; the device filter
 		// refuses even root to make a node for one.
 		{"no block devices", "root", `mknod disk b 7 0 2>/dev/null || echo refused; mknod n c 1 3 && echo null-ok`, "refused\nnull-ok\n"},
+		{"no new privileges", "", `grep NoNewPrivs /proc/self/status | tr -d ' \t'`, "NoNewPrivs:1\n"},
+		// Every mount of the task's root that is a host dir (bound) is
+		// nosuid and nodev, the task's own dir included.
+		{"bound dirs nosuid nodev", "", `awk '$5 == "/usr" || $5 == "'"$PWD"'" { print ($6 ~ /nosuid/ && $6 ~ /nodev/) ? "ok" : "bad " $5 " " $6 }' /proc/self/mountinfo | sort -u`, "ok\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
