@@ -175,7 +175,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
 	c.checkTaskReach()
-	db, err := state.Open(state.Path(c.cfg.DataDir))
+	db, err := c.openState()
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
