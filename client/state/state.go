@@ -23,6 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/droverhq/drover/boltfile"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
@@ -68,9 +69,6 @@ func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
-		return nil, fmt.Errorf("%w: %s is empty", ErrDamaged, path)
-	}
 	b, err := openChecked(path)
 	if err != nil {
 		return nil, err
@@ -86,9 +84,15 @@ func Open(path string) (*DB, error) {
 	return &DB{bolt: b}, nil
 }
 
-// openChecked opens path and walks every page of it once, so that damage
-// shows up here as ErrDamaged rather than later as a panic in a read.
+// openChecked checks path (package boltfile: empty, truncated, corrupt)
+// and opens it; bbolt's panics become ErrDamaged.
 func openChecked(path string) (b *bolt.DB, err error) {
+	switch err := boltfile.Check(path); {
+	case errors.Is(err, boltfile.ErrDamaged):
+		return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
+	case err != nil:
+		return nil, fmt.Errorf("state: open %s: %w", path, err)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if b != nil {
@@ -104,17 +108,6 @@ func openChecked(path string) (b *bolt.DB, err error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %v", ErrDamaged, path, err)
-	}
-	err = b.View(func(tx *bolt.Tx) error {
-		var errs []error
-		for e := range tx.Check() {
-			errs = append(errs, e)
-		}
-		return errors.Join(errs...)
-	})
-	if err != nil {
-		b.Close()
-		return nil, fmt.Errorf("%w: check %s: %v", ErrDamaged, path, err)
 	}
 	return b, nil
 }
