@@ -14,6 +14,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -78,16 +79,16 @@ func Check(path string) error {
 // readMeta returns the newest valid meta page, as bbolt picks it.
 func readMeta(f io.ReaderAt) (*meta, error) {
 	var best *meta
-	var errs []error
+	var errs []string
 	for _, off := range []int64{0, 4096, 8192, 16384, 65536} {
 		buf := make([]byte, pageHeaderSize+metaSize)
 		if _, err := f.ReadAt(buf, off); err != nil {
-			errs = append(errs, fmt.Errorf("meta at %d: %w", off, err))
+			errs = append(errs, fmt.Sprintf("meta at %d: %v", off, err))
 			continue
 		}
 		m, err := parseMeta(buf[pageHeaderSize:])
 		if err != nil {
-			errs = append(errs, fmt.Errorf("meta at %d: %w", off, err))
+			errs = append(errs, fmt.Sprintf("meta at %d: %v", off, err))
 			continue
 		}
 		if off != 0 && int64(m.pageSize) != off {
@@ -98,7 +99,7 @@ func readMeta(f io.ReaderAt) (*meta, error) {
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no valid meta page: %w", errors.Join(errs...))
+		return nil, fmt.Errorf("no valid meta page (%s)", strings.Join(errs, "; "))
 	}
 	return best, nil
 }
@@ -140,12 +141,14 @@ func walk(path string) (err error) {
 	}
 	defer db.Close()
 	return db.View(func(tx *bolt.Tx) error {
-		var errs []error
+		var errs []string
 		for e := range tx.Check() {
-			errs = append(errs, e)
+			if len(errs) < 5 {
+				errs = append(errs, e.Error())
+			}
 		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
+		if len(errs) > 0 {
+			return fmt.Errorf("%w: %s: %s", ErrDamaged, path, strings.Join(errs, "; "))
 		}
 		return nil
 	})
