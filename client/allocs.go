@@ -126,12 +126,13 @@ func (c *Client) restoreRunners() {
 	stored, bad, err := c.db.GetAllocs()
 	if err != nil {
 		c.logger.Error("reading client state; restoring nothing", "error", err)
-		return
+		stored, bad = nil, nil
 	}
 	for id, err := range bad {
 		c.logger.Error("unreadable allocation state; forgetting it", "alloc_id", id, "error", err)
 		_ = c.db.DeleteAlloc(id)
 	}
+	c.killOrphans(stored)
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
 	for _, s := range stored {

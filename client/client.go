@@ -17,6 +17,10 @@
 // started again on the same DataDir restores its alloc runners from it
 // before it asks the servers for work, re-attaching to the tasks that
 // are still running (drivers.Recoverer) instead of starting them again.
+// A damaged state file is moved aside and replaced by an empty one, and
+// every task left running that no stored handle names is killed through
+// drivers.OrphanKiller (crashsafe.go), so no task holds GPUs the servers
+// think free; the servers' allocations then run again.
 package client
 
 import (
@@ -175,7 +179,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
 	c.checkTaskReach()
-	db, err := state.Open(state.Path(c.cfg.DataDir))
+	db, err := c.openState()
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}

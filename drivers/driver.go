@@ -88,6 +88,20 @@ type Recoverer interface {
 	RecoverTask(handle *TaskHandle) error
 }
 
+// OrphanKiller is implemented by drivers whose tasks outlive the agent
+// and leave a trace of their own under the alloc dirs (or, for docker,
+// on the containers' labels) that does not depend on the client's
+// state store. A client that lost its state (a damaged state file moved
+// aside) calls it before it runs anything, so that no task it cannot
+// re-attach to keeps running (and holding GPUs) unknown to the servers.
+type OrphanKiller interface {
+	// KillOrphans kills every task of this driver belonging to an
+	// allocation whose dir is under allocRoot, except the task IDs in
+	// keep (those the client re-attaches to), and waits for them to
+	// die. It returns the IDs of the tasks it killed.
+	KillOrphans(ctx context.Context, allocRoot string, keep map[string]bool) ([]string, error)
+}
+
 // Execer is implemented by drivers that can run a command inside a
 // running task's environment (`alloc exec`): the task's filesystem view,
 // namespaces, cgroup, user, working dir and environment, whatever the

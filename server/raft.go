@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -168,9 +167,9 @@ func (s *Server) setupRaft() error {
 	if err != nil {
 		return err
 	}
-	s.raftStore, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	s.raftStore, err = openRaftStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
-		return fmt.Errorf("open raft log: %w", err)
+		return err
 	}
 	logger := s.logger.Named("raft")
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, raftSnapshotsRetained, logger)

@@ -23,6 +23,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/droverhq/drover/boltfile"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
 )
@@ -54,16 +55,23 @@ type Alloc struct {
 // Path returns the state file of a client data dir.
 func Path(dataDir string) string { return filepath.Join(dataDir, "client", "state.db") }
 
+// ErrDamaged: the state file cannot be trusted (empty, truncated, not a
+// BoltDB file, or failing its consistency check). The caller moves it
+// aside (MoveAside) and opens a fresh one.
+var ErrDamaged = errors.New("state: damaged state file")
+
 // Open opens (creating it and its directory if needed) the state file at
 // path. A second Open of the same file waits up to a second for the
-// first to close it, then fails.
+// first to close it, then fails. An existing file that is empty or fails
+// to open or to pass bbolt's consistency check gives an error wrapping
+// ErrDamaged; bbolt's panics on corrupt pages are turned into that error.
 func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state: %w", err)
 	}
-	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	b, err := openChecked(path)
 	if err != nil {
-		return nil, fmt.Errorf("state: open %s: %w", path, err)
+		return nil, err
 	}
 	err = b.Update(func(tx *bolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(allocsBucket)
@@ -74,6 +82,56 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("state: init %s: %w", path, err)
 	}
 	return &DB{bolt: b}, nil
+}
+
+// openChecked checks path (package boltfile: empty, truncated, corrupt)
+// and opens it; bbolt's panics become ErrDamaged.
+func openChecked(path string) (b *bolt.DB, err error) {
+	switch err := boltfile.Check(path); {
+	case errors.Is(err, boltfile.ErrDamaged):
+		return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
+	case err != nil:
+		return nil, fmt.Errorf("state: open %s: %w", path, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if b != nil {
+				_ = closeQuietly(b)
+				b = nil
+			}
+			err = fmt.Errorf("%w: %s: bbolt panicked: %v", ErrDamaged, path, r)
+		}
+	}()
+	b, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("state: open %s: %w", path, err) // in use, not damaged
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: open %s: %v", ErrDamaged, path, err)
+	}
+	return b, nil
+}
+
+// closeQuietly closes a DB that may itself panic on close.
+func closeQuietly(b *bolt.DB) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("close: %v", r)
+		}
+	}()
+	return b.Close()
+}
+
+// MoveAside renames a damaged state file to
+// <path>.damaged-<UTC timestamp> (now, to the second) and returns the
+// new path, so the next Open starts a fresh file and the old one stays
+// for inspection.
+func MoveAside(path string, now time.Time) (string, error) {
+	aside := path + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("state: move aside %s: %w", path, err)
+	}
+	return aside, nil
 }
 
 // Close closes the file.
@@ -151,6 +209,11 @@ func (db *DB) DeleteAlloc(allocID string) error {
 // GetAllocs returns every stored allocation. An entry that cannot be
 // decoded is reported in errs (keyed by allocation ID) and left out.
 func (db *DB) GetAllocs() (allocs []*Alloc, errs map[string]error, err error) {
+	defer func() {
+		if r := recover(); r != nil { // a corrupt page Open's check missed
+			allocs, errs, err = nil, nil, fmt.Errorf("state: get allocs: %w: bbolt panicked: %v", ErrDamaged, r)
+		}
+	}()
 	errs = map[string]error{}
 	err = db.bolt.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(allocsBucket).ForEachBucket(func(id []byte) error {

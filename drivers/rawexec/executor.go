@@ -57,6 +57,11 @@ type executorSpec struct {
 	// through a rotating writer (package drivers/logrotate).
 	Logs       logrotate.Options
 	StatusFile string
+	// PIDFile is where the executor notes its own and the task's PIDs
+	// while the task runs (see pidFile), for a client that lost its
+	// state to find the task (KillOrphans); TaskID names the task in it.
+	PIDFile string
+	TaskID  string
 	// User is the task's user (taskuser.User.String()); "" runs the
 	// task as the executor's own user.
 	User string
@@ -105,6 +110,7 @@ func ExecutorMain() int {
 		return 1
 	}
 	pid := cmd.Process.Pid
+	writePIDFile(spec.PIDFile, spec.TaskID, pid)
 	writeReport(report, executorReport{PID: pid})
 	if hostexec.WaitExited(pid) {
 		// The leader is a zombie: its group ID still cannot name anyone
@@ -116,6 +122,9 @@ func ExecutorMain() int {
 	res := exitResult(cmd.ProcessState, err)
 	if err := writeStatus(spec.StatusFile, exitStatus{ExitCode: res.ExitCode, Signal: res.Signal}); err != nil {
 		return 3
+	}
+	if spec.PIDFile != "" {
+		_ = os.Remove(spec.PIDFile)
 	}
 	return 0
 }

@@ -196,6 +196,7 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 		Path: path, Args: args, Env: (&drivers.TaskConfig{Env: env}).EnvList(), Dir: cfg.TaskDir,
 		Stdout: cfg.StdoutPath, Stderr: cfg.StderrPath, Logs: cfg.LogOptions(),
 		StatusFile: statusPath(cfg.TaskDir, cfg.ID), User: u.String(),
+		PIDFile: pidPath(cfg.TaskDir, cfg.ID), TaskID: cfg.ID,
 	}
 	t, shimStart, err := d.startExecutor(spec)
 	if err != nil {
