@@ -173,6 +173,7 @@ func (a *Agent) startServer() error {
 	if err := a.config.applyCluster(cfg); err != nil {
 		return err
 	}
+	a.config.Server.applyGC(cfg)
 	if a.config.rpcTLS() {
 		cfg.TLS = a.tls
 	}
