@@ -2,19 +2,23 @@ package command
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/structs"
 )
 
 // TestSystemGC runs two batch jobs to completion on a real dev agent,
 // purges one, and collects with `drover system gc`: both jobs'
-// allocations and evaluations and the dead job are gone, a running job
-// is kept.
+// allocations, evaluations and alloc dirs and the dead job are gone, a
+// running job is kept.
 func TestSystemGC(t *testing.T) {
-	addr := startDevAgent(t)
+	dataDir := drivertest.ReachableTempDir(t)
+	addr := startDevAgentIn(t, dataDir)
 	c := apiClient(t, addr)
 	ctx := context.Background()
 	for _, id := range []string{"done", "purged"} {
@@ -59,6 +63,17 @@ func TestSystemGC(t *testing.T) {
 		return true
 	})
 
+	before, _, err := c.Allocations().List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocDir := func(id string) string { return filepath.Join(dataDir, "client", "alloc", id) }
+	for _, a := range before {
+		if _, err := os.Stat(allocDir(a.ID)); err != nil {
+			t.Fatalf("alloc dir of %s before gc: %v", a.JobID, err)
+		}
+	}
+
 	code, out, errOut := run(t, addr, "system", "gc")
 	if code != 0 || !strings.Contains(out, "Garbage collection done") {
 		t.Fatalf("system gc = %d, %q, %q", code, out, errOut)
@@ -77,6 +92,15 @@ func TestSystemGC(t *testing.T) {
 	for _, e := range evals {
 		if e.JobID != "sleeper" {
 			t.Errorf("evaluation %s of job %s kept after gc", e.ID, e.JobID)
+		}
+	}
+	for _, a := range before {
+		eventually(t, 10*time.Second, "alloc dir of "+a.JobID+" removed", func() bool {
+			_, err := os.Stat(allocDir(a.ID))
+			return a.JobID == "sleeper" || os.IsNotExist(err)
+		})
+		if _, err := os.Stat(allocDir(a.ID)); a.JobID == "sleeper" && err != nil {
+			t.Errorf("running allocation's dir: %v", err)
 		}
 	}
 	jobs, _, err := c.Jobs().List(ctx, nil)

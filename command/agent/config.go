@@ -114,6 +114,13 @@ type ClientConfig struct {
 	// ChrootEnv maps host paths to where exec tasks see them (read-only);
 	// set, it replaces the default set of system dirs.
 	ChrootEnv map[string]string `hcl:"chroot_env,optional"`
+	// Garbage collection of finished allocations (config_gc.go), in
+	// Nomad's names: every GCInterval ("1m") the client destroys them,
+	// oldest first, while it holds more than GCMaxAllocs (50) or its data
+	// dir's disk is fuller than GCDiskUsageThreshold percent (80).
+	GCInterval           string  `hcl:"gc_interval,optional"`
+	GCMaxAllocs          int     `hcl:"gc_max_allocs,optional"`
+	GCDiskUsageThreshold float64 `hcl:"gc_disk_usage_threshold,optional"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -298,6 +305,7 @@ func (c *Config) Merge(o *Config) {
 		if cl.GPUSharing != nil {
 			c.Client.GPUSharing = cl.GPUSharing
 		}
+		c.Client.mergeGC(cl)
 		c.Client.mergeSafety(cl)
 	}
 	if o.ACL != nil {
@@ -338,6 +346,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.Server.validateRaftSnapshots()...)
 	errs = append(errs, c.Server.validateGC()...)
+	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.Client.validateSafety()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {

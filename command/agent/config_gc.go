@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/droverhq/drover/server"
 )
@@ -50,4 +51,39 @@ func (c *ServerConfig) applyGC(sc *server.Config) {
 	sc.JobGCThreshold, _ = positiveDuration(c.JobGCThreshold)
 	sc.EvalGCThreshold, _ = positiveDuration(c.EvalGCThreshold)
 	sc.NodeGCThreshold, _ = positiveDuration(c.NodeGCThreshold)
+}
+
+// mergeGC overlays o's set GC settings onto c.
+func (c *ClientConfig) mergeGC(o *ClientConfig) {
+	if o.GCInterval != "" {
+		c.GCInterval = o.GCInterval
+	}
+	if o.GCMaxAllocs != 0 {
+		c.GCMaxAllocs = o.GCMaxAllocs
+	}
+	if o.GCDiskUsageThreshold != 0 {
+		c.GCDiskUsageThreshold = o.GCDiskUsageThreshold
+	}
+}
+
+// validateGC checks gc_interval, gc_max_allocs and
+// gc_disk_usage_threshold.
+func (c *ClientConfig) validateGC() []error {
+	var errs []error
+	if _, err := positiveDuration(c.GCInterval); err != nil {
+		errs = append(errs, fmt.Errorf("agent config: client.gc_interval: %w", err))
+	}
+	if c.GCMaxAllocs < 0 {
+		errs = append(errs, fmt.Errorf("agent config: client.gc_max_allocs %d must not be negative", c.GCMaxAllocs))
+	}
+	if t := c.GCDiskUsageThreshold; t < 0 || t > 100 {
+		errs = append(errs, fmt.Errorf("agent config: client.gc_disk_usage_threshold %g must be a percentage (0 to 100)", t))
+	}
+	return errs
+}
+
+// mustDuration parses a duration Validate accepted; "" is 0.
+func mustDuration(v string) time.Duration {
+	d, _ := positiveDuration(v)
+	return d
 }
