@@ -8,9 +8,10 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// gcFixture is a cluster with one node and three jobs: a batch job whose
-// allocations completed, a service job that was stopped and one that was
-// purged (their allocations completed on the client), and a service job
+// gcFixture is a cluster with one node and four jobs, all reported
+// running by their client first: a batch job whose allocations
+// completed, a service job that was stopped and one that was purged
+// (their allocations then completed on the client), and a service job
 // that still runs.
 type gcFixture struct {
 	t      *testing.T
@@ -36,6 +37,9 @@ func newGCFixture(t *testing.T, leader *Server) *gcFixture {
 			return got == n, fmt.Sprintf("job %s has %d live allocs, want %d", id, got, n)
 		})
 	}
+	for _, id := range []string{"batch", "stopped", "purged", "live"} {
+		f.report(liveAllocs(t, leader, id), structs.AllocClientStatusRunning)
+	}
 	f.finish("batch")
 	for id, purge := range map[string]bool{"stopped": false, "purged": true} {
 		allocs := liveAllocs(t, leader, id)
@@ -56,14 +60,19 @@ func (f *gcFixture) finish(jobID string) {
 
 // complete reports allocs complete, as their client does.
 func (f *gcFixture) complete(allocs []*structs.Allocation) {
+	f.report(allocs, structs.AllocClientStatusComplete)
+}
+
+// report reports allocs in status, as their client does.
+func (f *gcFixture) report(allocs []*structs.Allocation, status string) {
 	f.t.Helper()
-	var done []*structs.Allocation
+	var updates []*structs.Allocation
 	for _, a := range allocs {
-		d := a.Copy()
-		d.ClientStatus = structs.AllocClientStatusComplete
-		done = append(done, d)
+		u := a.Copy()
+		u.ClientStatus = status
+		updates = append(updates, u)
 	}
-	call(f.t, f.leader, structs.RPCNodeUpdateAlloc, allocUpdate(f.t, f.leader, done), &structs.GenericResponse{})
+	call(f.t, f.leader, structs.RPCNodeUpdateAlloc, allocUpdate(f.t, f.leader, updates), &structs.GenericResponse{})
 }
 
 // counts returns how many allocations and evaluations each job has in
