@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"slices"
@@ -68,7 +69,7 @@ func (c *Client) collectAllocs(now time.Time) int {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
 		}
-		return compareStrings(a.id, b.id)
+		return cmp.Compare(a.id, b.id)
 	})
 	for _, d := range finished {
 		overCount := len(c.runners) > c.cfg.GCMaxAllocs
@@ -109,14 +110,4 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
