@@ -60,8 +60,8 @@ func (c *Client) watchAllocs(ctx context.Context) {
 
 // reconcile starts runners for new allocations the servers want running,
 // passes updates to existing runners, ignores terminal allocations it
-// never ran, and kills and forgets runners of allocations the servers
-// dropped.
+// never ran, and kills runners of allocations the servers dropped, then
+// destroys them (state and dir) once their tasks are dead.
 func (c *Client) reconcile(allocs []*structs.Allocation) {
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
@@ -69,6 +69,7 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 	for _, a := range allocs {
 		seen[a.ID] = true
 		if r := c.runners[a.ID]; r != nil {
+			r.serverTerminal = a.TerminalStatus()
 			if a.AllocModifyIndex > r.modifyIndex || a.DesiredStatus != r.desired {
 				r.modifyIndex, r.desired = a.AllocModifyIndex, a.DesiredStatus
 				r.ar.Update(a)
@@ -86,11 +87,11 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 		}
 		select {
 		case <-r.ar.WaitCh():
-			delete(c.runners, id)
-			if err := c.db.DeleteAlloc(id); err != nil {
-				c.logger.Warn("forgetting allocation state", "alloc_id", id, "error", err)
-			}
+			// Gone from the servers (collected, or its node's view
+			// changed) and its tasks are dead: its dir goes too.
+			c.destroyLocked(id, "removed by the servers")
 		default:
+			r.dropped = true
 			r.ar.Kill("allocation removed by the servers")
 		}
 	}

@@ -117,6 +117,13 @@ type Config struct {
 	// (structs.RPCTypeTLS), verifying their certificates; nil:
 	// plaintext.
 	TLS *tlsconf.Configurator
+	// GCInterval is how often finished allocations are collected;
+	// GCMaxAllocs and GCDiskUsageThreshold (percent of the data dir's file
+	// system) are what makes the client destroy them, oldest first (gc.go).
+	// 0: DefaultGCInterval, DefaultGCMaxAllocs, DefaultGCDiskUsageThreshold.
+	GCInterval           time.Duration
+	GCMaxAllocs          int
+	GCDiskUsageThreshold float64
 }
 
 // UserPolicy is which users exec and raw_exec tasks may run as; see
@@ -156,6 +163,14 @@ type runner struct {
 	ar          *allocrunner.AllocRunner
 	modifyIndex uint64
 	desired     string
+	// serverTerminal is set once the servers list the allocation as
+	// terminal; finishedAt is when garbage collection first found its
+	// tasks dead (gc.go). Both are guarded by allocMu.
+	serverTerminal bool
+	finishedAt     time.Time
+	// dropped is set once the servers no longer list the allocation: it
+	// is destroyed as soon as its tasks are dead.
+	dropped bool
 }
 
 // NewClient fingerprints the node and starts the register, heartbeat,
@@ -201,9 +216,10 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)
 	c.restoreRunners()
 
-	c.loops.Add(2)
+	c.loops.Add(3)
 	go func() { defer c.loops.Done(); c.heartbeatLoop(ctx) }()
 	go func() { defer c.loops.Done(); c.watchAllocs(ctx) }()
+	go func() { defer c.loops.Done(); c.gcLoop(ctx) }()
 	c.startHealthWatcher(ctx) // GPU health events (health.go)
 	updCtx, stopUpdater := context.WithCancel(context.Background())
 	c.stopUpdater = stopUpdater
@@ -234,6 +250,15 @@ func (c *Client) applyDefaults() {
 	}
 	if cfg.RPCTimeout <= 0 {
 		cfg.RPCTimeout = DefaultRPCTimeout
+	}
+	if cfg.GCInterval <= 0 {
+		cfg.GCInterval = DefaultGCInterval
+	}
+	if cfg.GCMaxAllocs <= 0 {
+		cfg.GCMaxAllocs = DefaultGCMaxAllocs
+	}
+	if cfg.GCDiskUsageThreshold <= 0 {
+		cfg.GCDiskUsageThreshold = DefaultGCDiskUsageThreshold
 	}
 	c.drivers = cfg.Drivers
 	if c.drivers == nil {

@@ -84,6 +84,10 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"operator": func() (cli.Command, error) {
 			return &groupCommand{name: "operator", synopsis: "Cluster-wide settings for operators"}, nil
 		},
+		"system": func() (cli.Command, error) {
+			return &groupCommand{name: "system", synopsis: "Cluster maintenance"}, nil
+		},
+		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m}, nil },
 		"operator scheduler": func() (cli.Command, error) {
 			return &groupCommand{name: "operator scheduler", synopsis: "Read and change the scheduler configuration"}, nil
 		},

@@ -21,9 +21,15 @@ import (
 // two simulated GPUs) on free loopback ports and returns its address.
 func startDevAgent(t *testing.T) string {
 	t.Helper()
+	return startDevAgentIn(t, drivertest.ReachableTempDir(t))
+}
+
+// startDevAgentIn is startDevAgent with dataDir as the agent's data dir.
+func startDevAgentIn(t *testing.T, dataDir string) string {
+	t.Helper()
 	cfg := agent.DevConfig()
 	cfg.Ports = &agent.PortsConfig{}
-	cfg.DataDir = drivertest.ReachableTempDir(t)
+	cfg.DataDir = dataDir
 	cfg.LogLevel = "WARN"
 	cfg.DevGPUs = 2
 	a, err := agent.NewAgent(cfg, io.Discard)

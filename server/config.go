@@ -109,6 +109,15 @@ type Config struct {
 	EncryptKey []byte
 	Logger     hclog.Logger
 
+	// GCInterval is how often the leader collects garbage (server/gc.go);
+	// JobGCThreshold, EvalGCThreshold and NodeGCThreshold are how long a
+	// finished job, a finished evaluation or allocation, and a down node
+	// are kept first. Zero: DefaultGCInterval and the Default*GCThreshold.
+	GCInterval      time.Duration
+	JobGCThreshold  time.Duration
+	EvalGCThreshold time.Duration
+	NodeGCThreshold time.Duration
+
 	// reconcileInterval overrides defaultReconcileInterval (tests).
 	reconcileInterval time.Duration
 	// serfTuning, when set (tests), adjusts the serf and memberlist
@@ -162,6 +171,18 @@ func (c *Config) withDefaults() *Config {
 	}
 	if out.RPCHoldTimeout <= 0 {
 		out.RPCHoldTimeout = DefaultRPCHoldTimeout
+	}
+	if out.GCInterval <= 0 {
+		out.GCInterval = DefaultGCInterval
+	}
+	if out.JobGCThreshold <= 0 {
+		out.JobGCThreshold = DefaultJobGCThreshold
+	}
+	if out.EvalGCThreshold <= 0 {
+		out.EvalGCThreshold = DefaultEvalGCThreshold
+	}
+	if out.NodeGCThreshold <= 0 {
+		out.NodeGCThreshold = DefaultNodeGCThreshold
 	}
 	if out.FailoverHeartbeatTTL <= 0 {
 		out.FailoverHeartbeatTTL = 5 * out.HeartbeatTTL

@@ -202,20 +202,20 @@ func (e *nodeEndpoint) GetAllocs(args *structs.NodeSpecificRequest, reply *struc
 	return nil
 }
 
-// allocsIndex is the highest ModifyIndex of allocs, or the allocs table's
-// index when there are none (at least 1, so a first query returns).
+// allocsIndex is the allocs table's index: at least the highest
+// ModifyIndex of allocs, and past it once garbage collection deleted one
+// of the node's allocations, so the node's client hears of the deletion
+// and destroys what it kept of it (at least 1, so a first query returns).
 func allocsIndex(st *state.StateStore, allocs []*structs.Allocation) (uint64, error) {
 	var index uint64
 	for _, a := range allocs {
 		index = max(index, a.ModifyIndex)
 	}
-	if index == 0 {
-		var err error
-		if index, err = st.Index(state.TableAllocs); err != nil {
-			return 0, err
-		}
+	table, err := st.Index(state.TableAllocs)
+	if err != nil {
+		return 0, err
 	}
-	return max(index, 1), nil
+	return max(index, table, 1), nil
 }
 
 // UpdateAlloc stores what a client reports about its allocations. An

@@ -43,6 +43,7 @@ func (s *Server) setupRPC() error {
 		"GPU":       &gpuEndpoint{srv: s},
 		"ACL":       &aclEndpoint{srv: s},
 		"Keyring":   &keyringEndpoint{srv: s},
+		"System":    &systemEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

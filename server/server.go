@@ -41,6 +41,7 @@ type Server struct {
 	conns     map[net.Conn]struct{} // nil once shutting down
 	pool      *connPool             // sessions to the other servers (forward.go)
 	startedAt time.Time
+	gcMu      sync.Mutex // one garbage collection at a time (gc.go)
 
 	broker     *broker.EvalBroker
 	blocked    *broker.BlockedEvals

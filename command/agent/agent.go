@@ -173,6 +173,7 @@ func (a *Agent) startServer() error {
 	if err := a.config.applyCluster(cfg); err != nil {
 		return err
 	}
+	a.config.Server.applyGC(cfg)
 	if a.config.rpcTLS() {
 		cfg.TLS = a.tls
 	}
@@ -235,6 +236,10 @@ func (a *Agent) startClient() error {
 		LeaveTasksRunning: !a.config.DevMode,
 		TLS:               rpcTLS,
 		Logger:            logger,
+		// Validate checked these; zero keeps the client's defaults.
+		GCInterval:           mustDuration(a.config.Client.GCInterval),
+		GCMaxAllocs:          a.config.Client.GCMaxAllocs,
+		GCDiskUsageThreshold: a.config.Client.GCDiskUsageThreshold,
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

@@ -80,6 +80,16 @@ type ServerConfig struct {
 	// Encrypt is the base64 gossip encryption key (16, 24 or 32 bytes),
 	// as `drover operator gossip keyring -generate` prints.
 	Encrypt string `hcl:"encrypt,optional"`
+	// Garbage collection, in Nomad's names: durations such as "4h"; ""
+	// keeps the default (config_gc.go). GCInterval is how often the
+	// leader collects ("5m"); JobGCThreshold how long a stopped or dead
+	// batch job is kept once all of it finished ("4h"); EvalGCThreshold
+	// how long a finished evaluation or allocation is kept ("1h");
+	// NodeGCThreshold how long a down node is kept ("24h").
+	GCInterval      string `hcl:"gc_interval,optional"`
+	JobGCThreshold  string `hcl:"job_gc_threshold,optional"`
+	EvalGCThreshold string `hcl:"eval_gc_threshold,optional"`
+	NodeGCThreshold string `hcl:"node_gc_threshold,optional"`
 }
 
 // ClientConfig enables and configures the client.
@@ -104,6 +114,13 @@ type ClientConfig struct {
 	// ChrootEnv maps host paths to where exec tasks see them (read-only);
 	// set, it replaces the default set of system dirs.
 	ChrootEnv map[string]string `hcl:"chroot_env,optional"`
+	// Garbage collection of finished allocations (config_gc.go), in
+	// Nomad's names: every GCInterval ("1m") the client destroys them,
+	// oldest first, while it holds more than GCMaxAllocs (50) or its data
+	// dir's disk is fuller than GCDiskUsageThreshold percent (80).
+	GCInterval           string  `hcl:"gc_interval,optional"`
+	GCMaxAllocs          int     `hcl:"gc_max_allocs,optional"`
+	GCDiskUsageThreshold float64 `hcl:"gc_disk_usage_threshold,optional"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -258,6 +275,7 @@ func (c *Config) Merge(o *Config) {
 		}
 		c.Server.mergeRaftSnapshots(s)
 		c.Server.mergeCluster(s)
+		c.Server.mergeGC(s)
 		if s.Encrypt != "" {
 			c.Server.Encrypt = s.Encrypt
 		}
@@ -287,6 +305,7 @@ func (c *Config) Merge(o *Config) {
 		if cl.GPUSharing != nil {
 			c.Client.GPUSharing = cl.GPUSharing
 		}
+		c.Client.mergeGC(cl)
 		c.Client.mergeSafety(cl)
 	}
 	if o.ACL != nil {
@@ -326,6 +345,8 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.validateCluster()...)
 	errs = append(errs, c.Server.validateRaftSnapshots()...)
+	errs = append(errs, c.Server.validateGC()...)
+	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.Client.validateSafety()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {

@@ -201,6 +201,7 @@ func (h *httpAPI) routes() {
 	h.snapshotRoutes(m)
 	h.aclRoutes(m)
 	h.keyringRoutes(m)
+	h.systemRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()

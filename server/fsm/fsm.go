@@ -136,6 +136,8 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyACLTokenDelete
 	case structs.ACLTokenBootstrapType:
 		return f.applyACLBootstrap
+	case structs.GarbageCollectRequestType:
+		return f.applyGarbageCollect
 	}
 	return nil
 }

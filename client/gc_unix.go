@@ -1,0 +1,20 @@
+//go:build linux || darwin
+
+package client
+
+import "golang.org/x/sys/unix"
+
+// diskUsedPercent returns how full the file system holding path is, in
+// percent of its blocks, as df counts them.
+func diskUsedPercent(path string) (float64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil || st.Blocks == 0 {
+		return 0, false
+	}
+	used := float64(st.Blocks - st.Bfree)
+	avail := float64(st.Bavail)
+	if used+avail == 0 {
+		return 0, false
+	}
+	return 100 * used / (used + avail), true
+}

@@ -1,0 +1,331 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/droverhq/drover/server/state"
+	"github.com/droverhq/drover/structs"
+)
+
+// Garbage collection defaults (Nomad's).
+const (
+	DefaultGCInterval      = 5 * time.Minute
+	DefaultJobGCThreshold  = 4 * time.Hour
+	DefaultEvalGCThreshold = time.Hour
+	DefaultNodeGCThreshold = 24 * time.Hour
+)
+
+// gcThresholds are the ages past which finished objects are collected;
+// zero collects them whatever their age (a forced collection).
+type gcThresholds struct {
+	job, eval, node time.Duration
+}
+
+// runGC collects garbage every GCInterval while this server leads.
+func (s *Server) runGC(ctx context.Context) {
+	ticker := time.NewTicker(s.config.GCInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			th := gcThresholds{job: s.config.JobGCThreshold, eval: s.config.EvalGCThreshold, node: s.config.NodeGCThreshold}
+			if _, err := s.collectGarbage(now, th); err != nil {
+				s.logger.Warn("garbage collection", "error", err)
+			}
+		}
+	}
+}
+
+// collectGarbage deletes, through Raft in batches of at most
+// structs.GCMaxBatch objects, what state holds that th makes collectable
+// at now, and returns how many objects it asked to delete. Only one
+// collection runs at a time.
+func (s *Server) collectGarbage(now time.Time, th gcThresholds) (int, error) {
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	snap, err := s.State().Snapshot()
+	if err != nil {
+		return 0, err
+	}
+	req, err := findGarbage(snap, now, th)
+	if err != nil {
+		return 0, fmt.Errorf("find garbage: %w", err)
+	}
+	total := req.Len()
+	for _, batch := range splitGC(req, structs.GCMaxBatch) {
+		if _, err := s.raftApply(structs.GarbageCollectRequestType, batch); err != nil {
+			return 0, fmt.Errorf("apply garbage collection: %w", err)
+		}
+	}
+	if total > 0 {
+		s.logger.Debug("garbage collected", "jobs", len(req.Jobs), "evals", len(req.Evals), "allocs", len(req.Allocs), "nodes", len(req.Nodes))
+	}
+	return total, nil
+}
+
+// splitGC cuts req into requests of at most max objects. Allocations and
+// evaluations go before the jobs and nodes they belong to, so a batch
+// that fails leaves no allocation without its job.
+func splitGC(req *structs.GarbageCollectRequest, max int) []*structs.GarbageCollectRequest {
+	var out []*structs.GarbageCollectRequest
+	cur := &structs.GarbageCollectRequest{}
+	flush := func() {
+		if cur.Len() > 0 {
+			out = append(out, cur)
+			cur = &structs.GarbageCollectRequest{}
+		}
+	}
+	add := func(f func()) {
+		if cur.Len() >= max {
+			flush()
+		}
+		f()
+	}
+	for _, id := range req.Allocs {
+		add(func() { cur.Allocs = append(cur.Allocs, id) })
+	}
+	for _, id := range req.Evals {
+		add(func() { cur.Evals = append(cur.Evals, id) })
+	}
+	for _, j := range req.Jobs {
+		add(func() { cur.Jobs = append(cur.Jobs, j) })
+	}
+	for _, n := range req.Nodes {
+		add(func() { cur.Nodes = append(cur.Nodes, n) })
+	}
+	flush()
+	return out
+}
+
+// olderThan reports whether a time stamp (unix nanoseconds) is at least
+// d before now; d of zero ignores the age.
+func olderThan(stamp int64, now time.Time, d time.Duration) bool {
+	return d == 0 || now.Sub(time.Unix(0, stamp)) >= d
+}
+
+// findGarbage decides, from a state snapshot, what is collectable at now
+// (Nomad's core GC rules):
+//   - stopped jobs, and dead batch jobs, whose allocations and
+//     evaluations are all finished and last changed at least th.job ago,
+//     with all of them;
+//   - finished allocations that changed at least th.eval ago and whose
+//     job is gone (purged), stopped or dead, or that a newer allocation of
+//     the same name replaced;
+//   - finished evaluations that changed at least th.eval ago, of no live
+//     batch job, whose allocations are all collected;
+//   - nodes down for at least th.node with no unfinished allocation.
+func findGarbage(snap *state.StateSnapshot, now time.Time, th gcThresholds) (*structs.GarbageCollectRequest, error) {
+	g := &garbage{snap: snap, now: now, th: th, req: &structs.GarbageCollectRequest{},
+		allocs: map[string]bool{}, evals: map[string]bool{}, jobs: map[jobKeyGC]*jobGC{}}
+	if err := g.findJobs(); err != nil {
+		return nil, err
+	}
+	if err := g.findAllocs(); err != nil {
+		return nil, err
+	}
+	if err := g.findEvals(); err != nil {
+		return nil, err
+	}
+	if err := g.findNodes(); err != nil {
+		return nil, err
+	}
+	return g.req, nil
+}
+
+type jobKeyGC struct{ namespace, id string }
+
+// jobGC is what findGarbage learned about one job.
+type jobGC struct {
+	job *structs.Job // nil: purged
+	// newest is the CreateIndex of the newest allocation of each name.
+	newest map[string]uint64
+}
+
+type garbage struct {
+	snap   *state.StateSnapshot
+	now    time.Time
+	th     gcThresholds
+	req    *structs.GarbageCollectRequest
+	allocs map[string]bool // collected
+	evals  map[string]bool // collected
+	jobs   map[jobKeyGC]*jobGC
+}
+
+func (g *garbage) addAlloc(a *structs.Allocation) {
+	if !g.allocs[a.ID] {
+		g.allocs[a.ID] = true
+		g.req.Allocs = append(g.req.Allocs, a.ID)
+	}
+}
+
+func (g *garbage) addEval(e *structs.Evaluation) {
+	if !g.evals[e.ID] {
+		g.evals[e.ID] = true
+		g.req.Evals = append(g.req.Evals, e.ID)
+	}
+}
+
+// findJobs collects finished stopped jobs and dead batch jobs with their
+// allocations and evaluations.
+func (g *garbage) findJobs() error {
+	jobs, err := g.snap.Jobs(nil, "*")
+	if err != nil {
+		return err
+	}
+	for _, job := range jobs {
+		if !job.Stop && !(isBatchJob(job) && job.Status == structs.JobStatusDead) {
+			continue
+		}
+		allocs, err := g.snap.AllocsByJob(nil, job.Namespace, job.ID)
+		if err != nil {
+			return err
+		}
+		evals, err := g.snap.EvalsByJob(nil, job.Namespace, job.ID)
+		if err != nil {
+			return err
+		}
+		last, finished := job.SubmitTime, true
+		for _, a := range allocs {
+			finished = finished && allocCollectable(a)
+			last = max(last, a.ModifyTime)
+		}
+		for _, e := range evals {
+			finished = finished && e.TerminalStatus()
+			last = max(last, e.ModifyTime)
+		}
+		if !finished || !olderThan(last, g.now, g.th.job) {
+			continue
+		}
+		for _, a := range allocs {
+			g.addAlloc(a)
+		}
+		for _, e := range evals {
+			g.addEval(e)
+		}
+		g.req.Jobs = append(g.req.Jobs, structs.GCJob{Namespace: job.Namespace, ID: job.ID, ModifyIndex: job.ModifyIndex})
+	}
+	return nil
+}
+
+// allocCollectable reports whether an allocation is finished for good:
+// its client finished it, or the servers stopped it before its client
+// started it.
+func allocCollectable(a *structs.Allocation) bool {
+	return a.ClientTerminalStatus() ||
+		(a.DesiredStatus != structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusPending)
+}
+
+func isBatchJob(job *structs.Job) bool {
+	return job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch
+}
+
+// job returns what findGarbage knows of an allocation's or evaluation's
+// job, reading it on first use.
+func (g *garbage) job(namespace, id string) (*jobGC, error) {
+	k := jobKeyGC{namespace, id}
+	if j, ok := g.jobs[k]; ok {
+		return j, nil
+	}
+	job, err := g.snap.JobByID(nil, namespace, id)
+	if err != nil {
+		return nil, err
+	}
+	allocs, err := g.snap.AllocsByJob(nil, namespace, id)
+	if err != nil {
+		return nil, err
+	}
+	j := &jobGC{job: job, newest: map[string]uint64{}}
+	for _, a := range allocs {
+		j.newest[a.Name] = max(j.newest[a.Name], a.CreateIndex)
+	}
+	g.jobs[k] = j
+	return j, nil
+}
+
+// findAllocs collects finished allocations of purged, stopped or dead
+// jobs, and replaced ones.
+func (g *garbage) findAllocs() error {
+	allocs, err := g.snap.Allocs(nil, "*")
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		if g.allocs[a.ID] || !allocCollectable(a) || !olderThan(a.ModifyTime, g.now, g.th.eval) {
+			continue
+		}
+		j, err := g.job(a.Namespace, a.JobID)
+		if err != nil {
+			return err
+		}
+		done := j.job == nil || j.job.Stop || j.job.Status == structs.JobStatusDead
+		replaced := j.newest[a.Name] > a.CreateIndex
+		if done || replaced {
+			g.addAlloc(a)
+		}
+	}
+	return nil
+}
+
+// findEvals collects finished evaluations whose allocations are all
+// collected, except those of live batch jobs (whose allocations show
+// their results).
+func (g *garbage) findEvals() error {
+	evals, err := g.snap.Evals(nil, "*")
+	if err != nil {
+		return err
+	}
+	for _, e := range evals {
+		if g.evals[e.ID] || !e.TerminalStatus() || !olderThan(e.ModifyTime, g.now, g.th.eval) {
+			continue
+		}
+		j, err := g.job(e.Namespace, e.JobID)
+		if err != nil {
+			return err
+		}
+		if j.job != nil && isBatchJob(j.job) && !j.job.Stop && j.job.Status != structs.JobStatusDead {
+			continue
+		}
+		allocs, err := g.snap.AllocsByEval(nil, e.ID)
+		if err != nil {
+			return err
+		}
+		all := true
+		for _, a := range allocs {
+			all = all && g.allocs[a.ID]
+		}
+		if all {
+			g.addEval(e)
+		}
+	}
+	return nil
+}
+
+// findNodes collects nodes down for th.node with no unfinished
+// allocation.
+func (g *garbage) findNodes() error {
+	nodes, err := g.snap.Nodes(nil)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if !n.TerminalStatus() || !olderThan(n.StatusUpdatedAt, g.now, g.th.node) {
+			continue
+		}
+		allocs, err := g.snap.AllocsByNode(nil, n.ID)
+		if err != nil {
+			return err
+		}
+		live := false
+		for _, a := range allocs {
+			live = live || !a.TerminalStatus()
+		}
+		if !live {
+			g.req.Nodes = append(g.req.Nodes, structs.GCNode{ID: n.ID, ModifyIndex: n.ModifyIndex})
+		}
+	}
+	return nil
+}
