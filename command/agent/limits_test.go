@@ -42,11 +42,19 @@ func newServerOnlyAgent(t *testing.T) (*Agent, string, *lockedBuffer) {
 	t.Helper()
 	cfg := DevConfig()
 	cfg.Ports = &PortsConfig{}
-	cfg.DataDir = drivertest.ReachableTempDir(t)
 	cfg.LogLevel = "WARN"
 	cfg.Client.Enabled = false
 	logs := &lockedBuffer{}
-	a, err := NewAgent(cfg, logs)
+	a, base := startAgentConfig(t, cfg, logs)
+	return a, base, logs
+}
+
+// startAgentConfig starts an agent with cfg (its data dir a fresh temp
+// dir), logging to logOut, and waits for its server to have a leader.
+func startAgentConfig(t *testing.T, cfg *Config, logOut io.Writer) (*Agent, string) {
+	t.Helper()
+	cfg.DataDir = drivertest.ReachableTempDir(t)
+	a, err := NewAgent(cfg, logOut)
 	if err != nil {
 		t.Fatalf("start agent: %v", err)
 	}
@@ -62,7 +70,7 @@ func newServerOnlyAgent(t *testing.T) (*Agent, string, *lockedBuffer) {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return a, base, logs
+				return a, base
 			}
 		}
 		if time.Now().After(deadline) {
