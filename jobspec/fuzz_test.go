@@ -23,6 +23,11 @@ func FuzzParse(f *testing.F) {
 		`{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [null]}]}}`,
 		`{"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Resources": {"Devices": [null]}}]}]}`,
 		`{"Job": {"TaskGroups": [{"Tasks": [{"Config": {"a": [1e400]}}]}]}}`,
+		`job "x" { group "g" { count = 1000000000 } }`,
+		inDevice(`count = 0`),
+		inTask(`config { args = ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + ` }`),
+		inTask(`config { args = "` + strings.Repeat("${", 70) + `x` + strings.Repeat("}", 70) + `" }`),
+		`{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [{"Resources": {"Devices": [{"Count": 9223372036854775808}]}}]}]}}`,
 	} {
 		f.Add(src)
 	}

@@ -21,6 +21,18 @@ import (
 // On failure the error is an Errors value with one entry per problem,
 // each rendered as "file:line,col: summary; detail".
 func Parse(filename string, src []byte) (*structs.Job, error) {
+	return ParseLimited(filename, src, structs.DefaultLimits())
+}
+
+// ParseLimited is Parse within limits: HCL nesting deeper than
+// limits.hcl_max_depth (JSON: limits.json_max_depth) is refused before
+// the recursive parsers see it, and the job must pass Job.CheckLimits.
+// Each refusal names its limit and setting.
+func ParseLimited(filename string, src []byte, limits structs.Limits) (*structs.Job, error) {
+	limits = limits.WithDefaults()
+	if err := checkDepth(filename, src, limits); err != nil {
+		return nil, err
+	}
 	var (
 		job *structs.Job
 		pos hcl.Pos
@@ -33,6 +45,12 @@ func Parse(filename string, src []byte) (*structs.Job, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if err := job.CheckShape(); err != nil {
+		return nil, validationErrors(filename, pos, err)
+	}
+	if err := job.CheckLimits(limits); err != nil {
+		return nil, validationErrors(filename, pos, err)
 	}
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {
@@ -48,6 +66,34 @@ func ParseFile(path string) (*structs.Job, error) {
 		return nil, fmt.Errorf("read job file: %w", err)
 	}
 	return Parse(path, src)
+}
+
+// checkDepth refuses src when it nests deeper than the limits allow, at
+// the first token too deep. The lexer and the byte scan do not recurse.
+func checkDepth(filename string, src []byte, limits structs.Limits) error {
+	if isJSON(filename, src) {
+		if d := structs.JSONDepth(src, limits.JSONMaxDepth+1); d > limits.JSONMaxDepth {
+			return Errors{{Filename: filename, Line: 1, Column: 1, Summary: "Nested too deep",
+				Detail: fmt.Sprintf("objects and arrays nest deeper than the limit %d (limits.json_max_depth)", limits.JSONMaxDepth)}}
+		}
+		return nil
+	}
+	tokens, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	depth := 0
+	for _, tok := range tokens {
+		switch tok.Type {
+		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
+			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
+			if depth++; depth > limits.HCLMaxDepth {
+				return Errors{{Filename: filename, Line: tok.Range.Start.Line, Column: tok.Range.Start.Column, Summary: "Nested too deep",
+					Detail: fmt.Sprintf("blocks, lists, objects, parentheses and templates nest deeper than the limit %d (limits.hcl_max_depth)", limits.HCLMaxDepth)}}
+			}
+		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen,
+			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
+			depth = max(depth-1, 0)
+		}
+	}
+	return nil
 }
 
 func isJSON(filename string, src []byte) bool {

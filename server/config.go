@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/droverhq/drover/server/scheduler"
+	"github.com/droverhq/drover/structs"
 	"github.com/droverhq/drover/tlsconf"
 )
 
@@ -107,7 +108,10 @@ type Config struct {
 	// which keyring changes rewrite) wins over it; with neither, gossip
 	// is in the clear.
 	EncryptKey []byte
-	Logger     hclog.Logger
+	// Limits bound the jobs Job.Register, Job.Plan and Job.Scale accept
+	// (the agent's limits block; zero fields are the defaults).
+	Limits structs.Limits
+	Logger hclog.Logger
 
 	// GCInterval is how often the leader collects garbage (server/gc.go);
 	// JobGCThreshold, EvalGCThreshold and NodeGCThreshold are how long a

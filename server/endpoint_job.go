@@ -38,6 +38,9 @@ func (s *Server) registerJob(args *structs.JobRegisterRequest, reply *structs.Jo
 	if err := args.Job.CheckShape(); err != nil {
 		return err
 	}
+	if err := args.Job.CheckLimits(s.config.Limits); err != nil {
+		return err
+	}
 	job := args.Job.Copy()
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {

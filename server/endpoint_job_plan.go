@@ -29,6 +29,9 @@ func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanR
 	if err := args.Job.CheckShape(); err != nil {
 		return err
 	}
+	if err := args.Job.CheckLimits(s.config.Limits); err != nil {
+		return err
+	}
 	job := args.Job.Copy()
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {

@@ -81,6 +81,9 @@ func (s *Server) scaledJob(args *structs.JobScaleRequest) (*structs.JobRegisterR
 	}
 	tg.Count = *args.Count
 	job.Stop = false
+	if err := job.CheckLimits(s.config.Limits); err != nil {
+		return nil, err
+	}
 	return &structs.JobRegisterRequest{
 		Job: job, EnforceIndex: true, JobModifyIndex: cur.JobModifyIndex, WriteRequest: args.WriteRequest,
 	}, nil

@@ -110,6 +110,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 	}
 	api := newHTTPAPI(a, logger.Named("http"))
 	api.aclEnabled = cfg.aclEnabled()
+	api.limits, _ = cfg.limits() // Validate checked the block
 	if cfg.Audit != nil && cfg.Audit.Enabled {
 		acfg, err := cfg.Audit.Config(a.dataDir)
 		if err != nil {
@@ -169,6 +170,9 @@ func (a *Agent) startServer() error {
 		HeartbeatTTL:          ttl,
 		ACLEnabled:            a.config.aclEnabled(),
 		Logger:                a.logger, // the server names its own logger
+	}
+	if cfg.Limits, err = a.config.limits(); err != nil {
+		return err
 	}
 	if err := a.config.applyCluster(cfg); err != nil {
 		return err

@@ -29,6 +29,8 @@ type Config struct {
 	Audit      *audit.HCL    `hcl:"audit,block"`
 	// TLS is the tls block (config_tls.go).
 	TLS *TLSConfig `hcl:"tls,block"`
+	// Limits is the limits block (config_limits.go).
+	Limits *LimitsConfig `hcl:"limits,block"`
 	// PluginBlocks are the plugin "<name>" blocks, decoded into Plugins
 	// (config_safety.go).
 	PluginBlocks []*PluginConfig `hcl:"plugin,block"`
@@ -314,6 +316,7 @@ func (c *Config) Merge(o *Config) {
 	if o.Audit != nil {
 		c.Audit = o.Audit
 	}
+	c.mergeLimits(o.Limits)
 	c.Plugins.merge(o.Plugins)
 }
 
@@ -348,6 +351,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Server.validateGC()...)
 	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.validateSecurity()...)
+	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.Client.validateSafety()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,9 @@ type httpAPI struct {
 	// aclEnabled: the agent's acl block is on, so its own endpoints ask
 	// the servers what a token may do.
 	aclEnabled bool
+	// limits bound request bodies and jobs (the limits block; zero
+	// fields are the defaults).
+	limits structs.Limits
 }
 
 // routeMux is the API's mux, keeping the patterns it serves (the route
@@ -235,6 +240,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) (any, error)
 func (h *httpAPI) wrap(fn handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		defer h.recoverPanic(w, r)
 		out, err := fn(w, r)
 		if err != nil {
 			h.writeError(w, r, err)
@@ -249,6 +255,19 @@ func (h *httpAPI) wrap(fn handlerFunc) http.HandlerFunc {
 			h.logger.Debug("http: write response", "path", r.URL.Path, "error", err)
 		}
 		h.logger.Trace("http: request", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
+	}
+}
+
+// recoverPanic is the last line against input no check foresaw: a
+// panicking handler logs its stack and answers 500 instead of taking the
+// connection (or, for a handler goroutine of its own, the agent) down.
+func (h *httpAPI) recoverPanic(w http.ResponseWriter, r *http.Request) {
+	if p := recover(); p != nil {
+		if p == http.ErrAbortHandler {
+			panic(p)
+		}
+		h.logger.Error("http: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+		h.writeError(w, r, errorf(http.StatusInternalServerError, "%s %s: internal error", r.Method, r.URL.Path))
 	}
 }
 
@@ -372,13 +391,26 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
-// decodeBody decodes a JSON request body into out, with a 400 on error.
-func decodeBody(r *http.Request, out any) error {
+// decodeBody decodes a JSON request body into out, with a 400 on error:
+// a body over limits.http_max_body, nested deeper than
+// limits.json_max_depth, or not JSON.
+func (h *httpAPI) decodeBody(r *http.Request, out any) error {
 	if r.Body == nil {
 		return errorf(http.StatusBadRequest, "missing request body")
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<20))
-	if err := dec.Decode(out); err != nil {
+	l := h.limits.WithDefaults()
+	src, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, l.HTTPMaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return errorf(http.StatusRequestEntityTooLarge, "request body over the limit %d bytes (limits.http_max_body)", l.HTTPMaxBody)
+	}
+	if err != nil {
+		return errorf(http.StatusBadRequest, "read request body: %v", err)
+	}
+	if d := structs.JSONDepth(src, l.JSONMaxDepth+1); d > l.JSONMaxDepth {
+		return errorf(http.StatusBadRequest, "request body nests deeper than the limit %d (limits.json_max_depth)", l.JSONMaxDepth)
+	}
+	if err := json.Unmarshal(src, out); err != nil {
 		return errorf(http.StatusBadRequest, "request body is not valid JSON: %v", err)
 	}
 	return nil

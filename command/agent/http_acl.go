@@ -32,7 +32,7 @@ func (h *httpAPI) aclRoutes(m *routeMux) {
 func (h *httpAPI) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body struct{ BootstrapSecret string }
 	if r.ContentLength != 0 {
-		if err := decodeBody(r, &body); err != nil {
+		if err := h.decodeBody(r, &body); err != nil {
 			return nil, err
 		}
 	}
@@ -76,7 +76,7 @@ func (h *httpAPI) aclPolicyRead(w http.ResponseWriter, r *http.Request) (any, er
 // the path's.
 func (h *httpAPI) aclPolicyUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var p structs.ACLPolicy
-	if err := decodeBody(r, &p); err != nil {
+	if err := h.decodeBody(r, &p); err != nil {
 		return nil, err
 	}
 	name := r.PathValue("name")
@@ -144,7 +144,7 @@ func (h *httpAPI) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, err
 // (POST /v1/acl/token/<accessor>); it answers the token as stored.
 func (h *httpAPI) aclTokenUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var t structs.ACLToken
-	if err := decodeBody(r, &t); err != nil {
+	if err := h.decodeBody(r, &t); err != nil {
 		return nil, err
 	}
 	accessor := r.PathValue("accessor")

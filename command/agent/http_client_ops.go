@@ -193,7 +193,7 @@ type GPUHealthRequest struct {
 // it.
 func (h *httpAPI) gpuHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body GPUHealthRequest
-	if err := decodeBody(r, &body); err != nil {
+	if err := h.decodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	nodeID, err := h.targetNode(r)

@@ -36,7 +36,7 @@ type jobScaleBody struct {
 // included (Job.Scale).
 func (h *httpAPI) jobScale(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body jobScaleBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := h.decodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Count == nil || *body.Count < 0 {

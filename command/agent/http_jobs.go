@@ -32,7 +32,7 @@ type jobRegisterBody struct {
 
 func (h *httpAPI) jobsRegister(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body jobRegisterBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := h.decodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Job == nil {
@@ -43,6 +43,14 @@ func (h *httpAPI) jobsRegister(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	if ns := r.URL.Query().Get("namespace"); ns != "" && body.Job.Namespace == "" {
 		body.Job.Namespace = ns
+	}
+	// Shape and limits before Canonicalize, which would trip on a null
+	// group or spend a count of 1e9; the server checks both again.
+	if err := body.Job.CheckShape(); err != nil {
+		return nil, errorf(http.StatusBadRequest, "invalid job: %v", err)
+	}
+	if err := body.Job.CheckLimits(h.limits); err != nil {
+		return nil, errorf(http.StatusBadRequest, "invalid job: %v", err)
 	}
 	body.Job.Canonicalize()
 	if err := body.Job.Validate(); err != nil {
@@ -75,13 +83,13 @@ func (h *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	var body jobsParseBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := h.decodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(body.JobHCL) == "" {
 		return nil, errorf(http.StatusBadRequest, "JobHCL is empty")
 	}
-	job, err := jobspec.Parse("input.hcl", []byte(body.JobHCL))
+	job, err := jobspec.ParseLimited("input.hcl", []byte(body.JobHCL), h.limits)
 	if err != nil {
 		return nil, errorf(http.StatusBadRequest, "%v", err)
 	}
@@ -165,7 +173,7 @@ type jobPlanBody struct {
 
 func (h *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body jobPlanBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := h.decodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Job == nil {

@@ -32,7 +32,7 @@ func (h *httpAPI) keyringOp(method string) handlerFunc {
 		}
 		args := structs.KeyringRequest{WriteRequest: structs.WriteRequest{Region: o.Region}}
 		if method != structs.RPCKeyringList {
-			if err := decodeBody(r, &args); err != nil {
+			if err := h.decodeBody(r, &args); err != nil {
 				return nil, err
 			}
 			if args.Key == "" {

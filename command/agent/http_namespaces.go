@@ -60,7 +60,7 @@ func (h *httpAPI) namespaceRead(w http.ResponseWriter, r *http.Request) (any, er
 // match the body's (or fills it when the body has none).
 func (h *httpAPI) namespaceUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var ns structs.Namespace
-	if err := decodeBody(r, &ns); err != nil {
+	if err := h.decodeBody(r, &ns); err != nil {
 		return nil, err
 	}
 	if err := nameFromPath(r, &ns.Name, "namespace"); err != nil {
@@ -109,7 +109,7 @@ func (h *httpAPI) quotaRead(w http.ResponseWriter, r *http.Request) (any, error)
 // quotaUpsert takes a QuotaSpec as the body (Nomad's shape).
 func (h *httpAPI) quotaUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var q structs.QuotaSpec
-	if err := decodeBody(r, &q); err != nil {
+	if err := h.decodeBody(r, &q); err != nil {
 		return nil, err
 	}
 	if err := nameFromPath(r, &q.Name, "quota"); err != nil {

@@ -34,7 +34,7 @@ func (h *httpAPI) schedulerConfigRead(w http.ResponseWriter, r *http.Request) (a
 // stored configuration is still at that index (0: none set yet).
 func (h *httpAPI) schedulerConfigUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
 	var cfg structs.SchedulerConfiguration
-	if err := decodeBody(r, &cfg); err != nil {
+	if err := h.decodeBody(r, &cfg); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {

@@ -58,7 +58,7 @@ type queueBody struct {
 // the path's.
 func (h *httpAPI) queueUpsert(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body queueBody
-	if err := decodeBody(r, &body); err != nil {
+	if err := h.decodeBody(r, &body); err != nil {
 		return nil, err
 	}
 	q := body.Queue
