@@ -71,16 +71,19 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 	}
 }
 
+// batchJob is a batch job of one /bin/true task asking for gpus GPUs
+// (none: no device request, as a count of 0 is refused).
 func batchJob(id string, gpus int) *structs.Job {
-	job := &structs.Job{
+	res := &structs.Resources{CPU: 100, MemoryMB: 64}
+	if gpus > 0 {
+		res.Devices = []*structs.RequestedDevice{{Name: "nvidia/gpu", Count: uint64(gpus)}}
+	}
+	return &structs.Job{
 		ID: id, Type: structs.JobTypeBatch, Datacenters: []string{"dc1"},
 		TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1, Tasks: []*structs.Task{{
-			Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/true"},
-			Resources: &structs.Resources{CPU: 100, MemoryMB: 64,
-				Devices: []*structs.RequestedDevice{{Name: "nvidia/gpu", Count: uint64(gpus)}}},
+			Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/true"}, Resources: res,
 		}}}},
 	}
-	return job
 }
 
 // clusterIDs lists the jobs, allocations (with node and job) and nodes an
