@@ -11,7 +11,8 @@ func diskUsedPercent(path string) (float64, bool) {
 	if err := unix.Statfs(path, &st); err != nil || st.Blocks == 0 {
 		return 0, false
 	}
-	used := float64(st.Blocks - st.Bfree)
+	free := min(st.Bfree, st.Blocks) // a file system reporting more free than total is full of nothing
+	used := float64(st.Blocks - free)
 	avail := float64(st.Bavail)
 	if used+avail == 0 {
 		return 0, false

@@ -51,53 +51,48 @@ func (s *Server) collectGarbage(now time.Time, th gcThresholds) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	req, err := findGarbage(snap, now, th)
+	units, err := findGarbage(snap, now, th)
 	if err != nil {
 		return 0, fmt.Errorf("find garbage: %w", err)
 	}
-	total := req.Len()
-	for _, batch := range splitGC(req, structs.GCMaxBatch) {
-		if _, err := s.raftApply(structs.GarbageCollectRequestType, batch); err != nil {
+	total, jobs := 0, 0
+	for _, u := range units {
+		total += u.Len()
+		jobs += len(u.Jobs)
+	}
+	// Flagged so that a server of an older version skips the entry
+	// rather than stop (it keeps the objects; nothing else differs).
+	for _, batch := range splitGC(units, structs.GCMaxBatch) {
+		if _, err := s.raftApply(structs.GarbageCollectRequestType|structs.IgnoreUnknownTypeFlag, batch); err != nil {
 			return 0, fmt.Errorf("apply garbage collection: %w", err)
 		}
 	}
 	if total > 0 {
-		s.logger.Debug("garbage collected", "jobs", len(req.Jobs), "evals", len(req.Evals), "allocs", len(req.Allocs), "nodes", len(req.Nodes))
+		s.logger.Debug("garbage collected", "objects", total, "jobs", jobs)
 	}
 	return total, nil
 }
 
-// splitGC cuts req into requests of at most max objects. Allocations and
-// evaluations go before the jobs and nodes they belong to, so a batch
-// that fails leaves no allocation without its job.
-func splitGC(req *structs.GarbageCollectRequest, max int) []*structs.GarbageCollectRequest {
+// splitGC packs units into requests of at most max objects. A unit is
+// never cut: a job goes in the same entry as its allocations and
+// evaluations (deleting a batch job's allocations alone would make it
+// pending again), even when that entry holds more than max.
+func splitGC(units []*structs.GarbageCollectRequest, max int) []*structs.GarbageCollectRequest {
 	var out []*structs.GarbageCollectRequest
 	cur := &structs.GarbageCollectRequest{}
-	flush := func() {
-		if cur.Len() > 0 {
+	for _, u := range units {
+		if cur.Len() > 0 && cur.Len()+u.Len() > max {
 			out = append(out, cur)
 			cur = &structs.GarbageCollectRequest{}
 		}
+		cur.Allocs = append(cur.Allocs, u.Allocs...)
+		cur.Evals = append(cur.Evals, u.Evals...)
+		cur.Jobs = append(cur.Jobs, u.Jobs...)
+		cur.Nodes = append(cur.Nodes, u.Nodes...)
 	}
-	add := func(f func()) {
-		if cur.Len() >= max {
-			flush()
-		}
-		f()
+	if cur.Len() > 0 {
+		out = append(out, cur)
 	}
-	for _, id := range req.Allocs {
-		add(func() { cur.Allocs = append(cur.Allocs, id) })
-	}
-	for _, id := range req.Evals {
-		add(func() { cur.Evals = append(cur.Evals, id) })
-	}
-	for _, j := range req.Jobs {
-		add(func() { cur.Jobs = append(cur.Jobs, j) })
-	}
-	for _, n := range req.Nodes {
-		add(func() { cur.Nodes = append(cur.Nodes, n) })
-	}
-	flush()
 	return out
 }
 
@@ -113,12 +108,17 @@ func olderThan(stamp int64, now time.Time, d time.Duration) bool {
 //     evaluations are all finished and last changed at least th.job ago,
 //     with all of them;
 //   - finished allocations that changed at least th.eval ago and whose
-//     job is gone (purged), stopped or dead, or that a newer allocation of
-//     the same name replaced;
+//     job is gone (purged) or stopped, or that a newer allocation of the
+//     same name (and, for system jobs, node) replaced: the latest one of
+//     a live or dead job stays until the job goes, as it makes the job's
+//     status;
 //   - finished evaluations that changed at least th.eval ago, of no live
 //     batch job, whose allocations are all collected;
 //   - nodes down for at least th.node with no unfinished allocation.
-func findGarbage(snap *state.StateSnapshot, now time.Time, th gcThresholds) (*structs.GarbageCollectRequest, error) {
+//
+// It returns units that must each be applied whole: one per collected
+// job (with its allocations and evaluations), then one of the rest.
+func findGarbage(snap *state.StateSnapshot, now time.Time, th gcThresholds) ([]*structs.GarbageCollectRequest, error) {
 	g := &garbage{snap: snap, now: now, th: th, req: &structs.GarbageCollectRequest{},
 		allocs: map[string]bool{}, evals: map[string]bool{}, jobs: map[jobKeyGC]*jobGC{}}
 	if err := g.findJobs(); err != nil {
@@ -133,7 +133,10 @@ func findGarbage(snap *state.StateSnapshot, now time.Time, th gcThresholds) (*st
 	if err := g.findNodes(); err != nil {
 		return nil, err
 	}
-	return g.req, nil
+	if g.req.Len() > 0 {
+		g.units = append(g.units, g.req)
+	}
+	return g.units, nil
 }
 
 type jobKeyGC struct{ namespace, id string }
@@ -141,8 +144,19 @@ type jobKeyGC struct{ namespace, id string }
 // jobGC is what findGarbage learned about one job.
 type jobGC struct {
 	job *structs.Job // nil: purged
-	// newest is the CreateIndex of the newest allocation of each name.
+	// newest is the CreateIndex of the newest allocation of each slot
+	// (slot).
 	newest map[string]uint64
+}
+
+// slot is what a newer allocation replaces: the same name, and for a
+// system or sysbatch job (whose allocations share a name, one per node)
+// the same node. The newest of a slot marks its work done; it is kept.
+func (j *jobGC) slot(a *structs.Allocation) string {
+	if j.job != nil && (j.job.Type == structs.JobTypeSystem || j.job.Type == structs.JobTypeSysBatch) {
+		return a.Name + "\x00" + a.NodeID
+	}
+	return a.Name
 }
 
 type garbage struct {
@@ -153,6 +167,9 @@ type garbage struct {
 	allocs map[string]bool // collected
 	evals  map[string]bool // collected
 	jobs   map[jobKeyGC]*jobGC
+	// units are the collected jobs, each with its allocations and
+	// evaluations; req holds the rest.
+	units []*structs.GarbageCollectRequest
 }
 
 func (g *garbage) addAlloc(a *structs.Allocation) {
@@ -200,24 +217,23 @@ func (g *garbage) findJobs() error {
 		if !finished || !olderThan(last, g.now, g.th.job) {
 			continue
 		}
+		unit := &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{Namespace: job.Namespace, ID: job.ID, ModifyIndex: job.ModifyIndex}}}
 		for _, a := range allocs {
-			g.addAlloc(a)
+			g.allocs[a.ID] = true
+			unit.Allocs = append(unit.Allocs, a.ID)
 		}
 		for _, e := range evals {
-			g.addEval(e)
+			g.evals[e.ID] = true
+			unit.Evals = append(unit.Evals, e.ID)
 		}
-		g.req.Jobs = append(g.req.Jobs, structs.GCJob{Namespace: job.Namespace, ID: job.ID, ModifyIndex: job.ModifyIndex})
+		g.units = append(g.units, unit)
 	}
 	return nil
 }
 
-// allocCollectable reports whether an allocation is finished for good:
-// its client finished it, or the servers stopped it before its client
-// started it.
-func allocCollectable(a *structs.Allocation) bool {
-	return a.ClientTerminalStatus() ||
-		(a.DesiredStatus != structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusPending)
-}
+// allocCollectable reports whether an allocation is finished for good
+// (structs.Allocation.Collectable, which the FSM checks again).
+func allocCollectable(a *structs.Allocation) bool { return a.Collectable() }
 
 func isBatchJob(job *structs.Job) bool {
 	return job.Type == structs.JobTypeBatch || job.Type == structs.JobTypeSysBatch
@@ -240,7 +256,8 @@ func (g *garbage) job(namespace, id string) (*jobGC, error) {
 	}
 	j := &jobGC{job: job, newest: map[string]uint64{}}
 	for _, a := range allocs {
-		j.newest[a.Name] = max(j.newest[a.Name], a.CreateIndex)
+		k := j.slot(a)
+		j.newest[k] = max(j.newest[k], a.CreateIndex)
 	}
 	g.jobs[k] = j
 	return j, nil
@@ -261,8 +278,8 @@ func (g *garbage) findAllocs() error {
 		if err != nil {
 			return err
 		}
-		done := j.job == nil || j.job.Stop || j.job.Status == structs.JobStatusDead
-		replaced := j.newest[a.Name] > a.CreateIndex
+		done := j.job == nil || j.job.Stop
+		replaced := j.newest[j.slot(a)] > a.CreateIndex
 		if done || replaced {
 			g.addAlloc(a)
 		}

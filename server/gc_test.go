@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -181,18 +182,84 @@ func TestGC_ForceNeedsManagement(t *testing.T) {
 	}
 }
 
-// TestGC_SplitBatches: a collection is cut into entries of at most the
-// batch size, allocations first.
+// TestGC_SplitBatches: units are packed into entries of at most the
+// batch size and never cut: a job goes with its allocations and
+// evaluations, even past the size.
 func TestGC_SplitBatches(t *testing.T) {
-	req := &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{ID: "j"}}}
-	for i := range 2500 {
-		req.Allocs = append(req.Allocs, fmt.Sprint("a", i))
+	unit := func(job string, allocs int) *structs.GarbageCollectRequest {
+		u := &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{ID: job}}}
+		for i := range allocs {
+			u.Allocs = append(u.Allocs, fmt.Sprint(job, "-a", i))
+		}
+		return u
 	}
-	got := splitGC(req, 1000)
-	if len(got) != 3 || got[0].Len() != 1000 || got[2].Len() != 501 || len(got[2].Jobs) != 1 {
-		t.Fatalf("split into %d batches, want 3 of 1000, 1000 and 501 with the job last", len(got))
+	got := splitGC([]*structs.GarbageCollectRequest{unit("a", 600), unit("b", 600), unit("big", 2500), unit("c", 10)}, 1000)
+	var sizes []int
+	for _, b := range got {
+		sizes = append(sizes, b.Len())
 	}
-	if len(splitGC(&structs.GarbageCollectRequest{}, 1000)) != 0 {
+	if !slices.Equal(sizes, []int{601, 601, 2501, 11}) {
+		t.Fatalf("batch sizes = %v, want [601 601 2501 11]: whole units, packed up to 1000", sizes)
+	}
+	if len(splitGC(nil, 1000)) != 0 {
 		t.Fatal("an empty collection made an entry")
+	}
+}
+
+// TestGC_KeepsTheAllocationsAJobsStatusRestsOn: a dead batch job under
+// the job threshold keeps its last allocation (without it the job would
+// be pending again).
+func TestGC_KeepsTheAllocationsAJobsStatusRestsOn(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	c := dialRPC(t, s.RPCAddr())
+	registerNode(t, c, gpuNode("n1", 1))
+	registerJob(t, s, gpuJob("once", structs.JobTypeBatch, 1, 0))
+	waitFor(t, 5*time.Second, func() (bool, string) { return len(liveAllocs(t, s, "once")) == 1, "not placed" })
+	done := liveAllocs(t, s, "once")[0].Copy()
+	done.ClientStatus = structs.AllocClientStatusComplete
+	if err := c.Call(structs.RPCNodeUpdateAlloc, allocUpdate(t, s, []*structs.Allocation{done}), &structs.GenericResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, func() (bool, string) {
+		job, _ := s.State().JobByID(nil, structs.DefaultNamespace, "once")
+		return job != nil && job.Status == structs.JobStatusDead, "batch job not dead"
+	})
+	// Past the allocation and evaluation thresholds, not the job's.
+	if _, err := s.collectGarbage(time.Now().Add(2*time.Hour), gcThresholds{job: 4 * time.Hour, eval: time.Hour, node: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	allocs, _, present := gcCounts(t, s, "once")
+	job, _ := s.State().JobByID(nil, structs.DefaultNamespace, "once")
+	if !present || allocs != 1 || job.Status != structs.JobStatusDead {
+		t.Errorf("after collecting allocations: %d allocations (want 1), job present %v, status %q (want dead)", allocs, present, job.Status)
+	}
+	// Past the job's threshold: the job goes with its allocation, in one
+	// entry.
+	if _, err := s.collectGarbage(time.Now().Add(5*time.Hour), gcThresholds{job: 4 * time.Hour, eval: time.Hour, node: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if allocs, evals, present := gcCounts(t, s, "once"); present || allocs != 0 || evals != 0 {
+		t.Errorf("past the job threshold: job present %v, %d allocations, %d evaluations; want all gone", present, allocs, evals)
+	}
+}
+
+// TestGC_Slots: an allocation replaces an older one of its name; of a
+// system or sysbatch job (one allocation per node, all of one name) only
+// one of its node.
+func TestGC_Slots(t *testing.T) {
+	a := &structs.Allocation{Name: "j.g[0]", NodeID: "n1"}
+	b := &structs.Allocation{Name: "j.g[0]", NodeID: "n2"}
+	for _, tt := range []struct {
+		typ  string
+		same bool
+	}{
+		{structs.JobTypeBatch, true}, {structs.JobTypeService, true},
+		{structs.JobTypeSystem, false}, {structs.JobTypeSysBatch, false},
+	} {
+		j := &jobGC{job: &structs.Job{Type: tt.typ}}
+		if got := j.slot(a) == j.slot(b); got != tt.same {
+			t.Errorf("%s: allocations of one name on two nodes share a slot: %v, want %v", tt.typ, got, tt.same)
+		}
 	}
 }

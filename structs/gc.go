@@ -48,3 +48,11 @@ func (r *GarbageCollectRequest) Len() int {
 type SystemGCRequest struct {
 	WriteRequest
 }
+
+// Collectable reports whether an allocation is finished for good: its
+// client finished it, or the servers stopped it before its client
+// started it. An allocation told to stop that still runs is not.
+func (a *Allocation) Collectable() bool {
+	return a.ClientTerminalStatus() ||
+		(a.DesiredStatus != AllocDesiredStatusRun && a.ClientStatus == AllocClientStatusPending)
+}

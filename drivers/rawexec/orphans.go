@@ -24,6 +24,10 @@ type pidFile struct {
 	PID           int // the task, leader of its process group
 	ExecutorPID   int
 	ExecutorStart uint64 // procStart of the executor
+	// BootID is the kernel's boot ID when the file was written: after a
+	// reboot the PIDs name other processes ("" in files of older
+	// executors, and where the kernel has none).
+	BootID string `json:",omitempty"`
 }
 
 const pidFilePrefix = ".drover-task-"
@@ -46,7 +50,7 @@ func writePIDFile(path, taskID string, pid int) {
 		return
 	}
 	start, _ := procStart(os.Getpid())
-	buf, err := json.Marshal(pidFile{TaskID: taskID, PID: pid, ExecutorPID: os.Getpid(), ExecutorStart: start})
+	buf, err := json.Marshal(pidFile{TaskID: taskID, PID: pid, ExecutorPID: os.Getpid(), ExecutorStart: start, BootID: bootID()})
 	if err != nil {
 		return
 	}
@@ -85,7 +89,9 @@ func (d *Driver) KillOrphans(ctx context.Context, allocRoot string, keep map[str
 		if keep[pf.TaskID] {
 			continue
 		}
-		if start, ok := procStart(pf.ExecutorPID); ok && start == pf.ExecutorStart {
+		if !killable(pf) {
+			d.logger.Warn("raw_exec: pid file names no task of this boot, or a process the agent must not kill; removing it", "file", f, "pid", pf.PID, "executor_pid", pf.ExecutorPID)
+		} else if start, ok := procStart(pf.ExecutorPID); ok && start == pf.ExecutorStart {
 			// The executor has not reaped the task, so the group ID
 			// still names the task's group and nobody else's.
 			_ = syscall.Kill(-pf.PID, syscall.SIGKILL)
@@ -99,6 +105,24 @@ func (d *Driver) KillOrphans(ctx context.Context, allocRoot string, keep map[str
 		}
 	}
 	return killed, errors.Join(errs...)
+}
+
+// killable reports whether a pid file may name a live task of this boot
+// that the agent may kill: never PID 0 or 1, the agent itself or its
+// process group, a file of another boot, or a task PID that no longer
+// leads its own process group (then it is not the task's any more).
+func killable(pf pidFile) bool {
+	self, group := os.Getpid(), syscall.Getpgrp()
+	switch {
+	case pf.PID <= 1, pf.ExecutorPID <= 1, pf.PID == self, pf.ExecutorPID == self, pf.PID == group:
+		return false
+	case pf.BootID != "" && pf.BootID != bootID():
+		return false
+	}
+	if pg, err := syscall.Getpgid(pf.PID); err == nil && pg != pf.PID {
+		return false
+	}
+	return true
 }
 
 // waitGone waits (briefly) for a killed process to stop being the

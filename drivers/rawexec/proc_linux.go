@@ -32,3 +32,12 @@ func procStart(pid int) (uint64, bool) {
 	}
 	return start, true
 }
+
+// bootID returns the kernel's boot ID ("" when unreadable).
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

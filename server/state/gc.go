@@ -40,6 +40,12 @@ func (tx *Txn) GarbageCollect(req *structs.GarbageCollectRequest) (int, error) {
 		if job == nil || job.ModifyIndex != j.ModifyIndex {
 			continue
 		}
+		if live, err := tx.hasLiveAlloc(TableAllocs, indexJob, j.Namespace, j.ID); err != nil || live {
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if err := tx.DeleteJob(j.Namespace, j.ID); err != nil {
 			return 0, err
 		}
@@ -53,6 +59,12 @@ func (tx *Txn) GarbageCollect(req *structs.GarbageCollectRequest) (int, error) {
 		if node == nil || node.ModifyIndex != n.ModifyIndex || !node.TerminalStatus() {
 			continue
 		}
+		if live, err := tx.hasLiveAlloc(TableAllocs, indexNode, n.ID); err != nil || live {
+			if err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if err := tx.DeleteNode(n.ID); err != nil {
 			return 0, err
 		}
@@ -61,10 +73,26 @@ func (tx *Txn) GarbageCollect(req *structs.GarbageCollectRequest) (int, error) {
 	return deleted, nil
 }
 
-// deleteTerminalAlloc deletes the allocation if it is terminal.
+// hasLiveAlloc reports whether an allocation found by the index and
+// args is not finished for good (structs.Allocation.Collectable).
+func (tx *Txn) hasLiveAlloc(table, index string, args ...any) (bool, error) {
+	iter, err := tx.txn.Get(table, index, args...)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", table, err)
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if !raw.(*structs.Allocation).Collectable() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// deleteTerminalAlloc deletes the allocation if it is finished for good
+// (the leader's test, checked again: it may have started since).
 func (tx *Txn) deleteTerminalAlloc(id string) (bool, error) {
 	a, err := tx.AllocByID(id)
-	if err != nil || a == nil || !a.TerminalStatus() {
+	if err != nil || a == nil || !a.Collectable() {
 		return false, err
 	}
 	if err := tx.txn.Delete(TableAllocs, a); err != nil {
