@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -81,15 +82,18 @@ func TestDamagedStateKillsOrphans(t *testing.T) {
 			if c2.NodeID() != c1.NodeID() {
 				t.Errorf("node ID changed: %s, was %s", c2.NodeID(), c1.NodeID())
 			}
-			if alive(pid) {
-				t.Errorf("task %d still runs after the client started without its state", pid)
-			}
+			// Killed at start; the signal lands (and the process ends)
+			// a moment later on a loaded machine.
+			waitFor(t, fmt.Sprintf("old task %d to be killed", pid), func() bool { return !alive(pid) })
 			aside, _ := filepath.Glob(dbPath + ".damaged-*")
 			if len(aside) != 1 {
 				t.Errorf("damaged files moved aside: %v, want one", aside)
 			}
 			// The servers still want the allocation: it runs again, once.
 			waitFor(t, "allocation run again", func() bool { return len(pids()) == 2 })
+			if alive(pid) {
+				t.Errorf("old task %d runs beside the new one", pid)
+			}
 			second := pids()[1]
 			if second == pid {
 				t.Fatalf("same pid %d twice", pid)
