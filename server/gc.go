@@ -263,8 +263,8 @@ func (g *garbage) job(namespace, id string) (*jobGC, error) {
 	return j, nil
 }
 
-// findAllocs collects finished allocations of purged, stopped or dead
-// jobs, and replaced ones.
+// findAllocs collects finished allocations of purged or stopped jobs,
+// and replaced ones (the latest of each slot stays until its job goes).
 func (g *garbage) findAllocs() error {
 	allocs, err := g.snap.Allocs(nil, "*")
 	if err != nil {
