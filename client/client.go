@@ -137,6 +137,7 @@ type Client struct {
 	drivers map[string]drivers.Driver
 	rpc     *rpcPool
 	db      *state.DB
+	lock    *os.File     // the data dir's lock, held while the client runs
 	mps     *mps.Manager // MPS daemons of GPUs shared in mps mode
 
 	nodeMu sync.Mutex
@@ -194,6 +195,17 @@ func NewClient(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
 	c.checkTaskReach()
+	lock, err := lockDataDir(c.cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	c.lock = lock
+	started := false
+	defer func() {
+		if !started {
+			_ = lock.Close()
+		}
+	}()
 	db, err := c.openState()
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
@@ -224,6 +236,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	updCtx, stopUpdater := context.WithCancel(context.Background())
 	c.stopUpdater = stopUpdater
 	go c.updateLoop(updCtx)
+	started = true
 	return c, nil
 }
 
@@ -336,6 +349,7 @@ func (c *Client) Shutdown() error {
 		if err := c.db.Close(); err != nil {
 			c.logger.Warn("closing client state", "error", err)
 		}
+		_ = c.lock.Close() // releases the data dir
 		c.logger.Info("client stopped")
 	})
 	return nil

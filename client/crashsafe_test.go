@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -136,4 +137,32 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// TestDataDirLocked: a second client on a running client's data dir
+// refuses to start, and leaves the first one's state file and tasks
+// alone; once the first stops, the dir is free again.
+func TestDataDirLocked(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	cfg := testConfig(t, srv.addr())
+	first, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := NewClient(cfg)
+	if err == nil {
+		second.Shutdown()
+		first.Shutdown()
+		t.Fatal("a second client started on a data dir in use")
+	}
+	if !errors.Is(err, errDataDirInUse) {
+		t.Errorf("second client: %v, want the data dir in use", err)
+	}
+	if aside, _ := filepath.Glob(state.Path(cfg.DataDir) + ".damaged-*"); len(aside) != 0 {
+		t.Errorf("the running client's state was moved aside: %v", aside)
+	}
+	if err := first.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, cfg)
 }
