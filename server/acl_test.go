@@ -371,6 +371,19 @@ func TestACL_TokenLifecycle(t *testing.T) {
 	if err := register(expired.SecretID); !isDenied(err) || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("expired management token: %v, want denied as expired", err)
 	}
+
+	// Garbage collection removes the expired token, and only it.
+	if _, err := s.collectGarbage(time.Now(), gcThresholds{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.State().ACLTokenByAccessor(nil, expired.AccessorID); got != nil {
+		t.Error("expired token still stored after a garbage collection")
+	}
+	for _, keep := range []string{ttl.AccessorID, writer.AccessorID} {
+		if got, _ := s.State().ACLTokenByAccessor(nil, keep); got == nil {
+			t.Errorf("token %s (not expired) collected", keep)
+		}
+	}
 }
 
 // TestACL_PrefixLookupsStayInNamespace: an ID prefix finds only what the

@@ -89,6 +89,7 @@ func splitGC(units []*structs.GarbageCollectRequest, max int) []*structs.Garbage
 		cur.Evals = append(cur.Evals, u.Evals...)
 		cur.Jobs = append(cur.Jobs, u.Jobs...)
 		cur.Nodes = append(cur.Nodes, u.Nodes...)
+		cur.ACLTokens = append(cur.ACLTokens, u.ACLTokens...)
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur)
@@ -114,7 +115,8 @@ func olderThan(stamp int64, now time.Time, d time.Duration) bool {
 //     status;
 //   - finished evaluations that changed at least th.eval ago, of no live
 //     batch job, whose allocations are all collected;
-//   - nodes down for at least th.node with no unfinished allocation.
+//   - nodes down for at least th.node with no unfinished allocation;
+//   - ACL tokens expired at least th.eval ago.
 //
 // It returns units that must each be applied whole: one per collected
 // job (with its allocations and evaluations), then one of the rest.
@@ -131,6 +133,9 @@ func findGarbage(snap *state.StateSnapshot, now time.Time, th gcThresholds) ([]*
 		return nil, err
 	}
 	if err := g.findNodes(); err != nil {
+		return nil, err
+	}
+	if err := g.findTokens(); err != nil {
 		return nil, err
 	}
 	if g.req.Len() > 0 {
@@ -342,6 +347,21 @@ func (g *garbage) findNodes() error {
 		}
 		if !live {
 			g.req.Nodes = append(g.req.Nodes, structs.GCNode{ID: n.ID, ModifyIndex: n.ModifyIndex})
+		}
+	}
+	return nil
+}
+
+// findTokens collects ACL tokens expired at least th.eval ago (at once
+// in a forced collection): they can never be used again.
+func (g *garbage) findTokens() error {
+	tokens, err := g.snap.ACLTokens(nil, "")
+	if err != nil {
+		return err
+	}
+	for _, t := range tokens {
+		if t.ExpirationTime != nil && t.IsExpired(g.now) && olderThan(t.ExpirationTime.UnixNano(), g.now, g.th.eval) {
+			g.req.ACLTokens = append(g.req.ACLTokens, structs.GCNode{ID: t.AccessorID, ModifyIndex: t.ModifyIndex})
 		}
 	}
 	return nil

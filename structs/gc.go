@@ -36,12 +36,15 @@ type GarbageCollectRequest struct {
 	Evals  []string
 	Allocs []string
 	Nodes  []GCNode
+	// ACLTokens are expired tokens, each at the ModifyIndex the leader
+	// saw (a token's expiry never changes, so it is still expired).
+	ACLTokens []GCNode
 	WriteRequest
 }
 
 // Len is how many objects the request names.
 func (r *GarbageCollectRequest) Len() int {
-	return len(r.Jobs) + len(r.Evals) + len(r.Allocs) + len(r.Nodes)
+	return len(r.Jobs) + len(r.Evals) + len(r.Allocs) + len(r.Nodes) + len(r.ACLTokens)
 }
 
 // SystemGCRequest asks for a full garbage collection now.

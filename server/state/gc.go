@@ -51,6 +51,22 @@ func (tx *Txn) GarbageCollect(req *structs.GarbageCollectRequest) (int, error) {
 		}
 		deleted++
 	}
+	for _, tok := range req.ACLTokens {
+		t, err := first[*structs.ACLToken](nil, tx.txn, TableACLTokens, indexID, tok.ID)
+		if err != nil {
+			return 0, err
+		}
+		if t == nil || t.ModifyIndex != tok.ModifyIndex || t.ExpirationTime == nil {
+			continue
+		}
+		if err := tx.txn.Delete(TableACLTokens, t); err != nil {
+			return 0, fmt.Errorf("delete ACL token %s: %w", t.AccessorID, err)
+		}
+		if err := setIndex(tx.txn, TableACLTokens, tx.index); err != nil {
+			return 0, err
+		}
+		deleted++
+	}
 	for _, n := range req.Nodes {
 		node, err := tx.NodeByID(n.ID)
 		if err != nil {
