@@ -145,6 +145,9 @@ type Client struct {
 
 	allocMu sync.Mutex
 	runners map[string]*runner
+	// trashKick wakes gcLoop to remove the dirs destroyLocked moved to
+	// the trash (gc.go).
+	trashKick chan struct{}
 
 	updMu   sync.Mutex
 	pending map[string]*structs.Allocation
@@ -183,6 +186,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c := &Client{
 		cfg:         *cfg,
 		runners:     map[string]*runner{},
+		trashKick:   make(chan struct{}, 1),
 		pending:     map[string]*structs.Allocation{},
 		registered:  make(chan struct{}),
 		updaterDone: make(chan struct{}),

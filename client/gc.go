@@ -3,7 +3,9 @@ package client
 import (
 	"cmp"
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -17,16 +19,47 @@ const (
 	DefaultGCDiskUsageThreshold = 80.0
 )
 
-// gcLoop collects finished allocations every GCInterval.
+// gcLoop collects finished allocations every GCInterval and removes the
+// dirs of destroyed ones (emptyTrash) as soon as there are any: first
+// those a previous agent left in the trash.
 func (c *Client) gcLoop(ctx context.Context) {
 	ticker := time.NewTicker(c.cfg.GCInterval)
 	defer ticker.Stop()
+	c.emptyTrash()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-ticker.C:
 			c.collectAllocs(now)
+		case <-c.trashKick:
+		}
+		c.emptyTrash()
+	}
+}
+
+// trashDir holds the dirs of destroyed allocations until gcLoop removes
+// them. destroyLocked moves a dir there (a rename, instant) instead of
+// removing it under allocMu: the dir of an allocation that wrote a large
+// dataset or checkpoint can take seconds to remove, and everything the
+// client does with allocations waits for allocMu. It is beside the
+// alloc dirs, on the same file system, so the rename cannot copy.
+func trashDir(dataDir string) string { return filepath.Join(dataDir, "alloc-trash") }
+
+// emptyTrash removes every dir in the trash, outside any lock. A dir
+// left by an agent that died while removing it goes at the next start.
+func (c *Client) emptyTrash() {
+	dir := trashDir(c.cfg.DataDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			c.logger.Warn("reading the alloc dir trash", "path", dir, "error", err)
+		}
+		return
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			c.logger.Warn("removing allocation dir", "path", filepath.Join(dir, e.Name()), "error", err)
 		}
 	}
 }
@@ -39,7 +72,49 @@ func (c *Client) gcLoop(ctx context.Context) {
 // and dir go. (Allocations the servers collect, after their
 // eval_gc_threshold, go at once: see reconcile.) It returns how many it
 // destroyed.
+//
+// Over the count, the oldest go at once; then, while the disk is over
+// its threshold, one more at a time, each removed from disk before the
+// next check (outside allocMu), so that no more go than the disk needs.
 func (c *Client) collectAllocs(now time.Time) int {
+	destroyed, disk := c.collectOverCount(now)
+	if !disk {
+		return destroyed
+	}
+	for {
+		c.emptyTrash()
+		if !c.diskOverThreshold() || !c.collectOldest() {
+			return destroyed
+		}
+		destroyed++
+	}
+}
+
+// collectOldest destroys the oldest finished allocation, if any.
+func (c *Client) collectOldest() bool {
+	c.allocMu.Lock()
+	defer c.allocMu.Unlock()
+	var oldest string
+	var at time.Time
+	for id, r := range c.runners {
+		if !r.serverTerminal || r.finishedAt.IsZero() || !isClosed(r.ar.WaitCh()) {
+			continue
+		}
+		if oldest == "" || r.finishedAt.Before(at) || (r.finishedAt.Equal(at) && id < oldest) {
+			oldest, at = id, r.finishedAt
+		}
+	}
+	if oldest == "" {
+		return false
+	}
+	c.destroyLocked(oldest, "over gc_disk_usage_threshold")
+	return true
+}
+
+// collectOverCount destroys dropped allocations and, over GCMaxAllocs,
+// the oldest finished ones. disk reports that finished allocations are
+// left and the disk should be checked.
+func (c *Client) collectOverCount(now time.Time) (destroyed int, disk bool) {
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
 	type done struct {
@@ -47,7 +122,6 @@ func (c *Client) collectAllocs(now time.Time) int {
 		at time.Time
 	}
 	var finished []done
-	destroyed := 0
 	for id, r := range c.runners {
 		if !isClosed(r.ar.WaitCh()) {
 			continue
@@ -72,26 +146,41 @@ func (c *Client) collectAllocs(now time.Time) int {
 		return cmp.Compare(a.id, b.id)
 	})
 	for _, d := range finished {
-		overCount := len(c.runners) > c.cfg.GCMaxAllocs
-		if !overCount && !c.diskOverThreshold() {
-			break
+		if len(c.runners) <= c.cfg.GCMaxAllocs {
+			return destroyed, true
 		}
-		c.destroyLocked(d.id, "over gc_max_allocs or gc_disk_usage_threshold")
+		c.destroyLocked(d.id, "over gc_max_allocs")
 		destroyed++
 	}
-	return destroyed
+	return destroyed, false
 }
 
 // destroyLocked forgets a finished allocation: its runner, its state
-// and its dir. The caller holds allocMu and has checked that the
-// allocation's tasks are dead.
+// and its dir, which it moves to the trash for gcLoop to remove. The
+// caller holds allocMu and has checked that the allocation's tasks are
+// dead.
 func (c *Client) destroyLocked(id, why string) {
 	delete(c.runners, id)
 	if err := c.db.DeleteAlloc(id); err != nil {
 		c.logger.Warn("forgetting allocation state", "alloc_id", id, "error", err)
 	}
-	if err := os.RemoveAll(allocrunner.AllocDir(c.cfg.DataDir, id)); err != nil {
-		c.logger.Warn("removing allocation dir", "alloc_id", id, "error", err)
+	dir := allocrunner.AllocDir(c.cfg.DataDir, id)
+	err := os.MkdirAll(trashDir(c.cfg.DataDir), 0o700)
+	if err == nil {
+		err = os.Rename(dir, filepath.Join(trashDir(c.cfg.DataDir), id))
+	}
+	switch {
+	case err == nil:
+		select {
+		case c.trashKick <- struct{}{}:
+		default: // a removal is already due
+		}
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		c.logger.Warn("moving allocation dir to the trash; removing it in place", "alloc_id", id, "error", err)
+		if err := os.RemoveAll(dir); err != nil {
+			c.logger.Warn("removing allocation dir", "alloc_id", id, "error", err)
+		}
 	}
 	c.logger.Debug("garbage collected allocation", "alloc_id", id, "reason", why)
 }

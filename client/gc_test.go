@@ -2,6 +2,7 @@ package client
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,7 +20,14 @@ func TestCollectAllocs(t *testing.T) {
 	cfg.GCInterval = time.Hour // collections are run by the test
 	cfg.GCMaxAllocs = 2
 	cfg.GCDiskUsageThreshold = 100
+	// A dir a previous agent moved to the trash and did not remove
+	// goes at start.
+	leftover := filepath.Join(trashDir(cfg.DataDir), "left-by-a-dead-agent")
+	if err := os.MkdirAll(filepath.Join(leftover, "alloc", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	c := startClient(t, cfg)
+	waitFor(t, "leftover trash removed", func() bool { return trashEmpty(t, c) })
 	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
 
 	finish := func(a *structs.Allocation) {
@@ -80,6 +88,18 @@ func TestCollectAllocs(t *testing.T) {
 	if !allocKept(t, c, sleeper.ID) || srv.alloc(sleeper.ID).ClientStatus != structs.AllocClientStatusRunning {
 		t.Fatalf("the running allocation was collected over the disk threshold")
 	}
+	// Destroyed dirs went to the trash; gcLoop removes them without
+	// waiting for its next tick (an hour away).
+	waitFor(t, "trash emptied", func() bool { return trashEmpty(t, c) })
+}
+
+func trashEmpty(t *testing.T, c *Client) bool {
+	t.Helper()
+	entries, err := os.ReadDir(trashDir(c.cfg.DataDir))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return len(entries) == 0
 }
 
 // allocKept reports whether the client still has the allocation: its

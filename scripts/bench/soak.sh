@@ -79,10 +79,13 @@ def job(jid):
             "Tasks": [{"Name": "t", "Driver": "raw_exec", "Config": {"command": "/bin/true"},
                        "Resources": {"CPU": 20, "MemoryMB": 16}}]}]}}
 
-def rss_mb():
+def rss_mb(field="VmRSS"):
+    # VmRSS = RssAnon (Go heap, stacks) + RssFile (mapped files: the
+    # binary and BoltDB's mmap of raft.db and state.db, which the kernel
+    # may reclaim) + RssShmem.
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return 0
 
@@ -98,7 +101,7 @@ def live():
     return sum(1 for a in allocs if a["ClientStatus"] in ("pending", "running")), len(allocs)
 
 rows = []
-print(f"{'round':>5} {'jobs':>6} {'seconds':>8} {'rss_mb':>7} {'alloc_dirs':>10} {'evals':>6} {'allocs':>6}")
+print(f"{'round':>5} {'jobs':>6} {'seconds':>8} {'rss_mb':>7} {'anon_mb':>7} {'file_mb':>7} {'alloc_dirs':>10} {'evals':>6} {'allocs':>6}")
 for r in range(jobs // rnd):
     ids = [f"soak-{r}-{i}" for i in range(rnd)]
     errors = []
@@ -125,9 +128,9 @@ for r in range(jobs // rnd):
     secs = time.time() - start
     _, allocs = live()
     evals = len(call("GET", "/v1/evaluations"))
-    row = (r + 1, (r + 1) * rnd, secs, rss_mb(), alloc_dirs(), evals, allocs)
+    row = (r + 1, (r + 1) * rnd, secs, rss_mb(), rss_mb("RssAnon"), rss_mb("RssFile"), alloc_dirs(), evals, allocs)
     rows.append(row)
-    print(f"{row[0]:>5} {row[1]:>6} {row[2]:>8.1f} {row[3]:>7.1f} {row[4]:>10} {row[5]:>6} {row[6]:>6}", flush=True)
+    print(f"{row[0]:>5} {row[1]:>6} {row[2]:>8.1f} {row[3]:>7.1f} {row[4]:>7.1f} {row[5]:>7.1f} {row[6]:>10} {row[7]:>6} {row[8]:>6}", flush=True)
     if errors:
         sys.exit(f"soak: {len(errors)} submissions failed, first: {errors[0]}")
 
