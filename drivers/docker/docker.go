@@ -432,7 +432,12 @@ func (d *Driver) Destroy(taskID string) error {
 
 // removeContainer force-removes a container; one already gone is fine.
 func (d *Driver) removeContainer(id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	return d.removeContainerCtx(context.Background(), id)
+}
+
+// removeContainerCtx is removeContainer bounded by ctx (and apiTimeout).
+func (d *Driver) removeContainerCtx(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	_, err := d.api.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !cerrdefs.IsNotFound(err) {

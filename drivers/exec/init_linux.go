@@ -129,6 +129,7 @@ func taskInit(isolated bool) int {
 	// leaves behind would keep the driver from seeing the end; nor the
 	// exec control socket.
 	syscall.CloseOnExec(4)
+	syscall.CloseOnExec(initStateDirFD)
 	if isolated {
 		syscall.CloseOnExec(initCtlFD)
 	}
@@ -152,6 +153,8 @@ func taskInit(isolated bool) int {
 		fmt.Fprintf(status, "error %v\n", err)
 		return 126
 	}
+	statusName := os.Getenv(statusEnv)
+	os.Unsetenv(statusEnv)
 	path := os.Args[1]
 	if isolated {
 		// Found in the task's root, as the task sees it.
@@ -186,6 +189,9 @@ func taskInit(isolated bool) int {
 	ws := r.reapUntil(proc.Pid)
 	r.close()
 	out.close()
+	// The file first: an agent that died meanwhile (the pipe's reader)
+	// learns the exit from it after its restart (recover_linux.go).
+	writeStatusAt(initStateDirFD, statusName, ws)
 	if ws.Signaled() {
 		fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
 	} else {
