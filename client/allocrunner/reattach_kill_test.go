@@ -65,7 +65,10 @@ func TestReattachFailureKillsTask(t *testing.T) {
 	t.Cleanup(func() { _ = old.Destroy(h.ID) })
 	waitFor(t, func() bool { b, _ := os.ReadFile(out); return strings.Contains(string(b), "up") })
 	cgroup := strings.Split(h.State["cgroup_dirs"], ":")[0]
-	procs := func() string { b, _ := os.ReadFile(filepath.Join(cgroup, "cgroup.procs")); return strings.TrimSpace(string(b)) }
+	procs := func() string {
+		b, _ := os.ReadFile(filepath.Join(cgroup, "cgroup.procs"))
+		return strings.TrimSpace(string(b))
+	}
 	if procs() == "" {
 		t.Fatal("task cgroup empty while it runs")
 	}
