@@ -3,9 +3,13 @@
 package exec
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -244,5 +248,98 @@ func TestKillOrphans(t *testing.T) {
 	}
 	if !liveInit(hk) {
 		t.Errorf("kept task killed")
+	}
+}
+
+// agentEnv makes the test binary act as an agent (runAgent): the test
+// kills it with SIGKILL while its task runs.
+const agentEnv = "EXEC_TEST_AGENT"
+
+// runAgent starts the task whose config arrives as JSON on stdin with a
+// driver of its own, writes the handle as JSON on stdout and waits to
+// be killed.
+func runAgent() int {
+	var cfg drivers.TaskConfig
+	if err := json.NewDecoder(os.Stdin).Decode(&cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	h, err := New(nil, Config{}).Start(context.Background(), &cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(h); err != nil {
+		return 1
+	}
+	select {}
+}
+
+// TestRecoverAfterAgentKill9: an agent process that started a task is
+// killed with SIGKILL. The task runs on; a new driver (here, the test)
+// re-attaches from the handle, the task's output keeps flowing, a
+// signal reaches it and its exit code, chosen by the command, is seen.
+func TestRecoverAfterAgentKill9(t *testing.T) {
+	requireIsolation(t)
+	cfg := shTask(t, `trap 'echo bye; exit 9' USR1; echo up; while :; do echo tick; sleep 0.05; done`, nil)
+	in, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := osexec.Command(os.Args[0], "-test.run=^$")
+	agent.Env = append(os.Environ(), agentEnv+"=1")
+	agent.Stdin = bytes.NewReader(in)
+	agent.Stderr = os.Stderr
+	out, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var h drivers.TaskHandle
+	if err := json.NewDecoder(out).Decode(&h); err != nil {
+		_ = agent.Process.Kill()
+		_ = agent.Wait()
+		t.Fatalf("agent's handle: %v", err)
+	}
+	d := New(nil, Config{})
+	t.Cleanup(func() {
+		if d.Destroy(h.ID) != nil { // not recovered: kill it by its handle
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = d.KillTask(ctx, &h)
+		}
+	})
+	waitForFile(t, cfg.StdoutPath, "up")
+	if err := agent.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.Wait()
+	if !liveInit(&h) {
+		t.Fatal("task died with its agent")
+	}
+	if err := d.RecoverTask(&h); err != nil {
+		t.Fatalf("RecoverTask: %v", err)
+	}
+	// Output still flows with no agent reading the init's pipes.
+	ticks := strings.Count(readFile(t, cfg.StdoutPath), "tick")
+	waitCond(t, "more output after the agent died", func() bool { return strings.Count(readFile(t, cfg.StdoutPath), "tick") > ticks+2 })
+	if err := d.Signal(h.ID, "SIGUSR1"); err != nil {
+		t.Fatalf("Signal: %v", err)
+	}
+	if res := waitResult(t, d, h.ID); res.ExitCode != 9 || res.Err != nil {
+		t.Errorf("result %v, want exit code 9", res)
+	}
+	waitForFile(t, cfg.StdoutPath, "bye")
+	_, err = d.ExecTask(context.Background(), h.ID, &drivers.ExecOptions{Command: []string{"true"}})
+	if err == nil {
+		t.Error("ExecTask in an ended recovered task succeeded")
+	}
+	if err := d.Destroy(h.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !cgroupGone(&h) {
+		t.Error("cgroup left after Destroy")
 	}
 }
