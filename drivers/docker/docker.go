@@ -39,6 +39,14 @@
 // already written. That holds as long as only this driver appends to
 // the logs while the task runs.
 //
+// Every container carries com.droverhq.* labels (spec.go), among them
+// the task's alloc dir on the host (LabelAllocDir): a client that lost
+// its state removes, with KillOrphans (drivers.OrphanKiller), the
+// containers whose alloc dir is under its own alloc root and that it
+// does not re-attach to, and never another client's on the same engine.
+// KillTask (drivers.TaskKiller) removes the container a handle names
+// when re-attaching to it failed.
+//
 // Exec sessions (drivers.Execer) are Docker execs in the task's
 // container; see exec.go for how one is killed when the caller gives up.
 //

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -325,6 +326,11 @@ func TestRecoverAfterAgentKill9(t *testing.T) {
 	// Output still flows with no agent reading the init's pipes.
 	ticks := strings.Count(readFile(t, cfg.StdoutPath), "tick")
 	waitCond(t, "more output after the agent died", func() bool { return strings.Count(readFile(t, cfg.StdoutPath), "tick") > ticks+2 })
+	// The exec control socket died with the agent: no session, and
+	// never one outside the task's isolation.
+	if _, err := d.ExecTask(context.Background(), h.ID, &drivers.ExecOptions{Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "re-attached") {
+		t.Errorf("ExecTask in a recovered task = %v, want refused", err)
+	}
 	if err := d.Signal(h.ID, "SIGUSR1"); err != nil {
 		t.Fatalf("Signal: %v", err)
 	}
@@ -332,10 +338,6 @@ func TestRecoverAfterAgentKill9(t *testing.T) {
 		t.Errorf("result %v, want exit code 9", res)
 	}
 	waitForFile(t, cfg.StdoutPath, "bye")
-	_, err = d.ExecTask(context.Background(), h.ID, &drivers.ExecOptions{Command: []string{"true"}})
-	if err == nil {
-		t.Error("ExecTask in an ended recovered task succeeded")
-	}
 	if err := d.Destroy(h.ID); err != nil {
 		t.Fatal(err)
 	}
