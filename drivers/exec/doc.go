@@ -75,10 +75,12 @@
 // handle that cannot be re-attached) and KillOrphans
 // (drivers.OrphanKiller: a client that lost its state) kill every
 // process listed in it (cgroup.kill on v2 where the kernel has it) and
-// remove it. Exec sessions need the control socket to the init, which
-// dies with the agent that started the task: in a re-attached isolated
-// task ExecTask fails rather than run the command outside the task's
-// isolation. An agent run by systemd needs KillMode=process, or the
+// remove it. Exec sessions of a re-attached task reach the init's exec
+// server through a listening socket it was given at start (root's
+// only, mode 0600, in the alloc dir; see execlisten_linux.go), since
+// the control socket pair dies with the agent that started the task;
+// without it ExecTask fails rather than run the command outside the
+// task's isolation. An agent run by systemd needs KillMode=process, or the
 // agent's stop kills the inits still in its unit's cgroup (v1's
 // name=systemd hierarchy).
 //

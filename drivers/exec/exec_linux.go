@@ -130,6 +130,9 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 		state["cgroup"] = t.cgroup.memoryDir()
 		state[stateCgroups] = strings.Join(t.cgroup.dirs, ":")
 	}
+	if t.ctlPath != "" {
+		state[stateExecSocket] = t.ctlPath
+	}
 	if isoErr != nil {
 		state[stateIsolation] = "off: " + isoErr.Error()
 	}

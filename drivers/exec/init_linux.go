@@ -132,6 +132,7 @@ func taskInit(isolated bool) int {
 	syscall.CloseOnExec(initStateDirFD)
 	if isolated {
 		syscall.CloseOnExec(initCtlFD)
+		syscall.CloseOnExec(initListenFD)
 	}
 	if _, err := bufio.NewReader(ready).ReadByte(); err != nil {
 		return 125 // the driver gave up on this start
@@ -185,6 +186,7 @@ func taskInit(isolated bool) int {
 	r := newReaper(cred)
 	if isolated {
 		startExecServer(r)
+		serveListener(r)
 	}
 	ws := r.reapUntil(proc.Pid)
 	r.close()

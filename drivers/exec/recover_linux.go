@@ -71,6 +71,8 @@ type pidFile struct {
 	InitPID   int    `json:",omitempty"`
 	InitStart uint64 `json:",omitempty"`
 	BootID    string `json:",omitempty"`
+	// ExecSocket is the init's listening exec socket ("" for none).
+	ExecSocket string `json:",omitempty"`
 }
 
 // exitStatus is the status file's content.
@@ -154,6 +156,7 @@ type handleState struct {
 	pidFile    string
 	cgroup     *taskCgroup // nil without isolation
 	isolated   bool
+	execSocket string
 }
 
 // parseHandle reads a handle's State; cgroup dirs outside this driver's
@@ -167,6 +170,9 @@ func (d *Driver) parseHandle(h *drivers.TaskHandle) (*handleState, error) {
 	start, err2 := strconv.ParseUint(h.State[stateInitStart], 10, 64)
 	hs := &handleState{pid: pid, initStart: start, statusFile: h.State[stateStatusFile],
 		pidFile: h.State[statePIDFile], isolated: h.State[stateIsolation] == "on"}
+	if p := h.State[stateExecSocket]; isExecSocket(p) {
+		hs.execSocket = p
+	}
 	if err := errors.Join(err1, err2); err != nil || pid <= 1 || hs.statusFile == "" {
 		return nil, fmt.Errorf("recover %s: %w: bad handle state %v", h.ID, drivers.ErrInvalidConfig, h.State)
 	}
@@ -233,6 +239,14 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	}
 	if start, ok := procStart(hs.pid); !ok || start != hs.initStart {
 		return fmt.Errorf("recover %s: task init %d is gone and left no exit status: %w", h.ID, hs.pid, drivers.ErrTaskNotFound)
+	}
+	if hs.isolated && hs.execSocket != "" {
+		t.ctlPath = hs.execSocket
+		if c, err := dialExec(hs.execSocket); err == nil {
+			t.ctl = c
+		} else {
+			d.logger.Warn("re-attached task takes no exec sessions", "task_id", h.ID, "error", err)
+		}
 	}
 	d.tasks[h.ID] = t
 	go t.poll(recoverPollInterval)
@@ -312,7 +326,7 @@ func (d *Driver) KillTask(ctx context.Context, h *drivers.TaskHandle) error {
 	if err := d.killNoted(ctx, pidFile{TaskID: h.ID, Cgroups: cgroupDirs(hs.cgroup), InitPID: hs.pid, InitStart: hs.initStart}); err != nil {
 		return fmt.Errorf("kill %s: %w", h.ID, err)
 	}
-	for _, f := range []string{hs.statusFile, hs.pidFile} {
+	for _, f := range []string{hs.statusFile, hs.pidFile, hs.execSocket} {
 		if f != "" {
 			_ = os.Remove(f)
 		}
@@ -394,6 +408,9 @@ func (d *Driver) KillOrphans(ctx context.Context, allocRoot string, keep map[str
 		}
 		status, _ := stateFiles(filepath.Join(filepath.Dir(f), "task"), pf.TaskID)
 		_ = os.Remove(status)
+		if isExecSocket(pf.ExecSocket) {
+			_ = os.Remove(pf.ExecSocket)
+		}
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -409,6 +426,14 @@ func (d *Driver) notedRunning(pf pidFile) bool {
 	}
 	start, ok := procStart(pf.InitPID)
 	return ok && start == pf.InitStart
+}
+
+// isExecSocket reports whether path names an exec socket the driver
+// made (execlisten_linux.go), the only kind it removes from a handle or
+// pid file.
+func isExecSocket(path string) bool {
+	base := filepath.Base(path)
+	return filepath.IsAbs(path) && strings.HasPrefix(base, ".drover-exec-") && strings.HasSuffix(base, ".sock")
 }
 
 // procStart returns the start time (clock ticks since boot) of a live,

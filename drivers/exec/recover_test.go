@@ -244,8 +244,13 @@ func TestKillOrphans(t *testing.T) {
 	if liveInit(ho) || !cgroupGone(ho) {
 		t.Errorf("orphan: init alive %v, cgroup gone %v", liveInit(ho), cgroupGone(ho))
 	}
-	if _, err := os.Stat(ho.State[statePIDFile]); err == nil {
-		t.Errorf("orphan's pid file left")
+	for _, f := range []string{ho.State[statePIDFile], ho.State[stateExecSocket]} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("orphan's %s left", f)
+		}
+	}
+	if _, err := os.Stat(hk.State[stateExecSocket]); err != nil {
+		t.Errorf("kept task's exec socket: %v", err)
 	}
 	if !liveInit(hk) {
 		t.Errorf("kept task killed")
@@ -278,11 +283,14 @@ func runAgent() int {
 
 // TestRecoverAfterAgentKill9: an agent process that started a task is
 // killed with SIGKILL. The task runs on; a new driver (here, the test)
-// re-attaches from the handle, the task's output keeps flowing, a
-// signal reaches it and its exit code, chosen by the command, is seen.
+// re-attaches from the handle, the task's output keeps flowing, an exec
+// session runs inside the task's isolation (through the init's exec
+// socket), a signal reaches the task and its exit code, chosen by the
+// command, is seen.
 func TestRecoverAfterAgentKill9(t *testing.T) {
 	requireIsolation(t)
-	cfg := shTask(t, `trap 'echo bye; exit 9' USR1; echo up; while :; do echo tick; sleep 0.05; done`, nil)
+	const probe = `cat /proc/self/cgroup; readlink /proc/self/ns/pid /proc/self/ns/mnt; id -u`
+	cfg := shTask(t, `trap 'echo bye; exit 9' USR1; (`+probe+`) > task.view; echo up; while :; do echo tick; sleep 0.05; done`, nil)
 	in, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -326,10 +334,13 @@ func TestRecoverAfterAgentKill9(t *testing.T) {
 	// Output still flows with no agent reading the init's pipes.
 	ticks := strings.Count(readFile(t, cfg.StdoutPath), "tick")
 	waitCond(t, "more output after the agent died", func() bool { return strings.Count(readFile(t, cfg.StdoutPath), "tick") > ticks+2 })
-	// The exec control socket died with the agent: no session, and
-	// never one outside the task's isolation.
-	if _, err := d.ExecTask(context.Background(), h.ID, &drivers.ExecOptions{Command: []string{"true"}}); err == nil || !strings.Contains(err.Error(), "re-attached") {
-		t.Errorf("ExecTask in a recovered task = %v, want refused", err)
+	// The control socket pair died with the agent; the init's exec
+	// socket, root's only, takes the session into the task.
+	if fi, err := os.Stat(h.State[stateExecSocket]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("exec socket %s: %v, mode %v, want 0600", h.State[stateExecSocket], err, fi.Mode())
+	}
+	if got, want := execIn(t, d, h.ID, 0, "/bin/sh", "-c", probe), readFile(t, filepath.Join(cfg.TaskDir, "task.view")); got != want {
+		t.Errorf("exec'd command's cgroup, namespaces, uid:\n%s\nwant the task's:\n%s", got, want)
 	}
 	if err := d.Signal(h.ID, "SIGUSR1"); err != nil {
 		t.Fatalf("Signal: %v", err)
@@ -343,5 +354,8 @@ func TestRecoverAfterAgentKill9(t *testing.T) {
 	}
 	if !cgroupGone(&h) {
 		t.Error("cgroup left after Destroy")
+	}
+	if _, err := os.Stat(h.State[stateExecSocket]); err == nil {
+		t.Error("exec socket left after Destroy")
 	}
 }

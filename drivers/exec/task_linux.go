@@ -60,6 +60,8 @@ type task struct {
 	dir  string
 	user *taskuser.User
 	ctl  *net.UnixConn
+	// ctlPath is the init's listening exec socket (execlisten_linux.go).
+	ctlPath string
 
 	// isolated tasks take exec sessions through ctl only. recovered
 	// tasks were re-attached from a handle: their init is not this
@@ -111,7 +113,7 @@ func launch(s launchSpec) (*task, error) {
 		return nil, err
 	}
 	t.initStart, _ = procStart(t.pid)
-	pf := pidFile{TaskID: s.cfg.ID, Cgroups: cgroupDirs(t.cgroup), InitPID: t.pid, InitStart: t.initStart}
+	pf := pidFile{TaskID: s.cfg.ID, Cgroups: cgroupDirs(t.cgroup), InitPID: t.pid, InitStart: t.initStart, ExecSocket: t.ctlPath}
 	if err := writePIDFile(t.pidFile, pf); err != nil {
 		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
 		_ = t.cmd.Wait()
@@ -135,6 +137,9 @@ func (t *task) release() error {
 		// Kept while the cgroup is: KillOrphans finds it through them.
 		_ = os.Remove(t.statusFile)
 		_ = os.Remove(t.pidFile)
+	}
+	if t.ctlPath != "" {
+		_ = os.Remove(t.ctlPath)
 	}
 	return err
 }
@@ -187,6 +192,16 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 		defer initCtl.Close()
 		t.ctl = ctl
 		extra[initCtlFD-3] = initCtl
+		ln, err := newExecListener(filepath.Dir(t.statusFile))
+		if err != nil {
+			readyW.Close()
+			statusR.Close()
+			ctl.Close()
+			return nil, err
+		}
+		defer ln.file.Close()
+		t.ctlPath = ln.path
+		extra = append(extra, ln.file) // initListenFD
 	}
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
@@ -203,6 +218,9 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 		statusR.Close()
 		if t.ctl != nil {
 			t.ctl.Close()
+		}
+		if t.ctlPath != "" {
+			_ = os.Remove(t.ctlPath)
 		}
 		return nil, fmt.Errorf("start task init: %w", err)
 	}
