@@ -21,6 +21,7 @@ import (
 	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
+	"github.com/droverhq/drover/client/devices/simulated"
 	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/docker"
@@ -79,7 +80,7 @@ func TestDamagedStateKillsExecAndDockerOrphans(t *testing.T) {
 			execLog, _ := c1.LogPath(a.ID, "e", false)
 			dockerLog, _ := c1.LogPath(a.ID, "d", false)
 			starts := func(path, word string) int { b, _ := os.ReadFile(path); return strings.Count(string(b), word) }
-			waitFor(t, "both tasks up", func() bool { return starts(execLog, "up") == 1 && starts(dockerLog, "ready") == 1 })
+			waitFor(t, "both tasks up", func() bool { return starts(execLog, "up gpu-0") == 1 && starts(dockerLog, "ready") == 1 })
 			if err := c1.Shutdown(); err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestDamagedStateKillsExecAndDockerOrphans(t *testing.T) {
 			c2 := startClient(t, &cfg2)
 			waitFor(t, "orphaned exec task killed, its cgroup removed", func() bool { return cgroupGone(cgroup) })
 			waitFor(t, "orphaned container removed", func() bool { return !containerExists(t, dd, container) })
-			waitFor(t, "allocation run again", func() bool { return starts(execLog, "up") == 2 && starts(dockerLog, "ready") == 2 })
+			waitFor(t, "allocation run again", func() bool { return starts(execLog, "up gpu-0") == 2 && starts(dockerLog, "ready") == 2 })
 			if ids := taskContainers(t, dd, old["d"].ID); len(ids) != 1 || ids[0] == container {
 				t.Errorf("containers of the docker task %v, want one new one (the old was %s)", ids, container)
 			}
@@ -123,7 +124,8 @@ func driversFor() map[string]drivers.Driver {
 }
 
 // twoDriverAlloc is a service allocation of an exec task "e" and a
-// docker task "d", both running until stopped.
+// docker task "d", both running until stopped; the exec task holds a
+// GPU.
 func twoDriverAlloc(nodeID, image string) *structs.Allocation {
 	job := &structs.Job{
 		ID: "job-" + structs.ShortID(structs.GenerateUUID()), Type: structs.JobTypeService, Datacenters: []string{"dc1"},
@@ -131,7 +133,7 @@ func twoDriverAlloc(nodeID, image string) *structs.Allocation {
 			Name: "g", Count: 1,
 			RestartPolicy: &structs.RestartPolicy{Attempts: 0, Mode: structs.RestartModeFail},
 			Tasks: []*structs.Task{
-				{Name: "e", Driver: execdriver.Name, Config: map[string]any{"command": "/bin/sh", "args": []any{"-c", "echo up; exec sleep 600"}}},
+				{Name: "e", Driver: execdriver.Name, Config: map[string]any{"command": "/bin/sh", "args": []any{"-c", "echo up $NVIDIA_VISIBLE_DEVICES; exec sleep 600"}}},
 				{Name: "d", Driver: docker.Name, Config: map[string]any{"image": image, "args": []any{"ready", "sleep:600s"}}},
 			},
 		}},
@@ -140,10 +142,14 @@ func twoDriverAlloc(nodeID, image string) *structs.Allocation {
 	res := func() *structs.AllocatedTaskResources {
 		return &structs.AllocatedTaskResources{Cpu: structs.AllocatedCpuResources{CpuShares: 100}, Memory: structs.AllocatedMemoryResources{MemoryMB: 64}}
 	}
+	// The exec task holds a (simulated) GPU: the one the servers would
+	// think free while an orphan kept it.
+	withGPU := res()
+	withGPU.Devices = []*structs.AllocatedDeviceResource{{Vendor: "nvidia", Type: "gpu", Name: simulated.DefaultModel, DeviceIDs: []string{"gpu-0"}}}
 	return &structs.Allocation{
 		ID: structs.GenerateUUID(), Namespace: job.Namespace, Name: structs.AllocName(job.ID, "g", 0),
 		NodeID: nodeID, JobID: job.ID, Job: job, TaskGroup: "g",
-		AllocatedResources: &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{"e": res(), "d": res()}},
+		AllocatedResources: &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{"e": withGPU, "d": res()}},
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 	}

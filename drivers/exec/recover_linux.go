@@ -343,8 +343,7 @@ func cgroupDirs(g *taskCgroup) []string {
 
 // killNoted kills the task pf notes and waits for it: through its
 // cgroup when it has one, else through the init's process group (only
-// while the init is the process pf names, of this boot). It reports
-// whether anything was running.
+// while the init is the process pf names, of this boot).
 func (d *Driver) killNoted(ctx context.Context, pf pidFile) error {
 	if len(pf.Cgroups) > 0 {
 		g, err := d.ownCgroup(pf.Cgroups)
