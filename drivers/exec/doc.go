@@ -67,9 +67,10 @@
 // runs in the task's cgroup the driver notes the task (ID, cgroup,
 // then the init's PID and start time) in a pid file there too. A
 // restarted agent re-attaches with RecoverTask from the handle's State
-// ("pid", "init_start", "status_file", "pid_file", "cgroup_dirs",
-// "isolation"): it polls the init, named by PID and start time so a
-// reused PID is never taken for it, until the status file appears, and
+// ("pid", "init_start", "boot_id", "status_file", "pid_file",
+// "cgroup_dirs", "exec_socket", "isolation"): it polls the init, named
+// by PID, start time and boot so a reused PID is never taken for it,
+// until the status file appears, and
 // it can signal, stop and destroy the task. The cgroup is the ground
 // truth for what still runs: Destroy, KillTask (drivers.TaskKiller: a
 // handle that cannot be re-attached) and KillOrphans

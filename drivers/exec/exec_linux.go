@@ -124,7 +124,7 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	go t.wait()
 	state := map[string]string{
 		statePID: strconv.Itoa(t.pid), stateInitStart: strconv.FormatUint(t.initStart, 10),
-		stateStatusFile: t.statusFile, statePIDFile: t.pidFile, stateIsolation: "on",
+		stateStatusFile: t.statusFile, statePIDFile: t.pidFile, stateIsolation: "on", stateBootID: bootID(),
 	}
 	if t.cgroup != nil {
 		state["cgroup"] = t.cgroup.memoryDir()

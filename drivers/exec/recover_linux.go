@@ -48,6 +48,7 @@ const (
 	statePIDFile    = "pid_file"
 	stateCgroups    = "cgroup_dirs" // every controller dir, ":"-joined
 	stateIsolation  = "isolation"
+	stateBootID     = "boot_id" // the kernel's, at start: PIDs of another boot name nothing
 )
 
 const (
@@ -157,6 +158,7 @@ type handleState struct {
 	cgroup     *taskCgroup // nil without isolation
 	isolated   bool
 	execSocket string
+	bootID     string
 }
 
 // parseHandle reads a handle's State; cgroup dirs outside this driver's
@@ -169,7 +171,7 @@ func (d *Driver) parseHandle(h *drivers.TaskHandle) (*handleState, error) {
 	pid, err1 := strconv.Atoi(h.State[statePID])
 	start, err2 := strconv.ParseUint(h.State[stateInitStart], 10, 64)
 	hs := &handleState{pid: pid, initStart: start, statusFile: h.State[stateStatusFile],
-		pidFile: h.State[statePIDFile], isolated: h.State[stateIsolation] == "on"}
+		pidFile: h.State[statePIDFile], isolated: h.State[stateIsolation] == "on", bootID: h.State[stateBootID]}
 	if p := h.State[stateExecSocket]; isExecSocket(p) {
 		hs.execSocket = p
 	}
@@ -237,7 +239,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		d.logger.Debug("recovered task that ended", "task_id", h.ID, "result", res)
 		return nil
 	}
-	if start, ok := procStart(hs.pid); !ok || start != hs.initStart {
+	if start, ok := procStart(hs.pid); !ok || start != hs.initStart || (hs.bootID != "" && hs.bootID != bootID()) {
 		return fmt.Errorf("recover %s: task init %d is gone and left no exit status: %w", h.ID, hs.pid, drivers.ErrTaskNotFound)
 	}
 	if hs.isolated && hs.execSocket != "" {
@@ -323,7 +325,7 @@ func (d *Driver) KillTask(ctx context.Context, h *drivers.TaskHandle) error {
 	if err != nil {
 		return err
 	}
-	if err := d.killNoted(ctx, pidFile{TaskID: h.ID, Cgroups: cgroupDirs(hs.cgroup), InitPID: hs.pid, InitStart: hs.initStart}); err != nil {
+	if err := d.killNoted(ctx, pidFile{TaskID: h.ID, Cgroups: cgroupDirs(hs.cgroup), InitPID: hs.pid, InitStart: hs.initStart, BootID: hs.bootID}); err != nil {
 		return fmt.Errorf("kill %s: %w", h.ID, err)
 	}
 	for _, f := range []string{hs.statusFile, hs.pidFile, hs.execSocket} {

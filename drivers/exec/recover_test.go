@@ -183,6 +183,15 @@ func TestRecoverLostAndKillTask(t *testing.T) {
 	if err := d.RecoverTask(&bad); !errors.Is(err, drivers.ErrTaskNotFound) {
 		t.Fatalf("RecoverTask of a replaced init = %v, want ErrTaskNotFound", err)
 	}
+	otherBoot := *h
+	otherBoot.State = map[string]string{}
+	for k, v := range h.State {
+		otherBoot.State[k] = v
+	}
+	otherBoot.State[stateBootID] = "another-boot"
+	if err := d.RecoverTask(&otherBoot); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("RecoverTask of a handle of another boot = %v, want ErrTaskNotFound", err)
+	}
 	if !liveInit(h) {
 		t.Fatal("a failed RecoverTask killed the task")
 	}

@@ -150,23 +150,30 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var undo []func() // what a failed start closes or removes
+	defer func() {
+		if err != nil {
+			for _, f := range undo {
+				f()
+			}
+		}
+	}()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer readyR.Close()
+	undo = append(undo, func() { readyW.Close() })
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		readyW.Close()
 		return nil, err
 	}
 	defer statusW.Close()
+	undo = append(undo, func() { statusR.Close() })
 	// The dir of the status file, open before the init changes its
 	// root: it writes the command's exit there (recover_linux.go).
 	stateDir, err := os.Open(filepath.Dir(t.statusFile))
 	if err != nil {
-		readyW.Close()
-		statusR.Close()
 		return nil, fmt.Errorf("task state dir: %w", err)
 	}
 	defer stateDir.Close()
@@ -175,33 +182,15 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	env := append(s.env[:len(s.env):len(s.env)], logsEnv+"="+logs, userEnv+"="+s.user.String(),
 		statusEnv+"="+filepath.Base(t.statusFile))
 	if s.isolated {
-		root, err := s.root.encode()
-		if err != nil {
-			readyW.Close()
-			statusR.Close()
-			return nil, err
-		}
-		env = append(env, rootEnv+"="+root)
 		mode, attr.Cloneflags = initIsolated, isolationFlags
-		ctl, initCtl, err := execControl()
+		files, root, err := t.openExecServer(s, &undo)
 		if err != nil {
-			readyW.Close()
-			statusR.Close()
 			return nil, err
 		}
-		defer initCtl.Close()
-		t.ctl = ctl
-		extra[initCtlFD-3] = initCtl
-		ln, err := newExecListener(filepath.Dir(t.statusFile))
-		if err != nil {
-			readyW.Close()
-			statusR.Close()
-			ctl.Close()
-			return nil, err
-		}
-		defer ln.file.Close()
-		t.ctlPath = ln.path
-		extra = append(extra, ln.file) // initListenFD
+		defer closeAll(files)
+		extra[initCtlFD-3] = files[0]
+		extra = append(extra, files[1]) // initListenFD
+		env = append(env, rootEnv+"="+root)
 	}
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
@@ -214,19 +203,36 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	// Args[0] is the init's own name; the init runs Args[1:].
 	t.cmd.Args = append([]string{"drover-exec-init"}, t.cmd.Args...)
 	if err := t.cmd.Start(); err != nil {
-		readyW.Close()
-		statusR.Close()
-		if t.ctl != nil {
-			t.ctl.Close()
-		}
-		if t.ctlPath != "" {
-			_ = os.Remove(t.ctlPath)
-		}
 		return nil, fmt.Errorf("start task init: %w", err)
 	}
 	t.pid = t.cmd.Process.Pid
 	t.status = bufio.NewReader(statusR)
 	return readyW, nil
+}
+
+// openExecServer prepares what an isolated init needs besides its pipes:
+// its root (encoded for rootEnv) and its ends of the exec control
+// socket pair and of the listening exec socket (execlisten_linux.go),
+// which the caller closes once the init has them. What it makes is
+// undone through undo if the start fails.
+func (t *task) openExecServer(s launchSpec, undo *[]func()) (files []*os.File, root string, err error) {
+	if root, err = s.root.encode(); err != nil {
+		return nil, "", err
+	}
+	ctl, initCtl, err := execControl()
+	if err != nil {
+		return nil, "", err
+	}
+	t.ctl = ctl
+	*undo = append(*undo, func() { ctl.Close() })
+	ln, err := newExecListener(filepath.Dir(t.statusFile))
+	if err != nil {
+		initCtl.Close()
+		return nil, "", err
+	}
+	t.ctlPath = ln.path
+	*undo = append(*undo, func() { _ = os.Remove(ln.path) })
+	return []*os.File{initCtl, ln.file}, root, nil
 }
 
 // logsSpec is the logsEnv value for a task: absolute paths (the init
