@@ -65,6 +65,7 @@ func (c *Client) watchAllocs(ctx context.Context) {
 func (c *Client) reconcile(allocs []*structs.Allocation) {
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
+	c.reconciled = true
 	seen := make(map[string]bool, len(allocs))
 	for _, a := range allocs {
 		seen[a.ID] = true

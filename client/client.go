@@ -145,6 +145,9 @@ type Client struct {
 
 	allocMu sync.Mutex
 	runners map[string]*runner
+	// reconciled is set once the runners follow the servers' list of
+	// allocations (reconcile ran once); guarded by allocMu.
+	reconciled bool
 	// trashKick wakes gcLoop to remove the dirs destroyLocked moved to
 	// the trash (gc.go).
 	trashKick chan struct{}
