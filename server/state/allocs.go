@@ -18,6 +18,58 @@ func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) er
 	return s.Write(index, func(tx *Txn) error { return tx.UpsertAllocs(allocs) })
 }
 
+// UpsertPlanAllocs writes the allocations of a plan result (see
+// structs.ApplyPlanResultsRequest): req.Allocs as UpsertAllocs does, as
+// entries written before req.Job existed need; then the stops, which keep
+// the Job in state (a stop of an allocation no longer in state is
+// dropped: there is nothing left to stop); then the placements and
+// in-place updates, those of req.Job's job without a Job taking it (others
+// fall back as in UpsertAllocs). A placement left
+// with no job at all is refused: the scheduler and the clients read it.
+func (tx *Txn) UpsertPlanAllocs(req *structs.ApplyPlanResultsRequest) error {
+	if err := tx.UpsertAllocs(req.Allocs); err != nil {
+		return err
+	}
+	var stops []*structs.Allocation
+	for _, a := range req.AllocsStopped {
+		if a == nil || a.ID == "" {
+			return fmt.Errorf("stop alloc: missing ID: %w", structs.ErrInvalid)
+		}
+		existing, err := tx.AllocByID(a.ID)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			stops = append(stops, a)
+		}
+	}
+	if err := tx.UpsertAllocs(stops); err != nil {
+		return err
+	}
+	placed := make([]*structs.Allocation, 0, len(req.AllocsPlaced))
+	for _, a := range req.AllocsPlaced {
+		if a != nil && a.Job == nil && req.Job != nil && a.JobID == req.Job.ID && namespaceOf(a.Namespace) == namespaceOf(req.Job.Namespace) {
+			c := *a // upsertAlloc copies it deeply
+			c.Job = req.Job
+			a = &c
+		}
+		placed = append(placed, a)
+	}
+	if err := tx.UpsertAllocs(placed); err != nil {
+		return err
+	}
+	for _, a := range placed {
+		stored, err := tx.AllocByID(a.ID)
+		if err != nil {
+			return err
+		}
+		if stored.Job == nil {
+			return fmt.Errorf("place alloc %q: no job %q in the plan or in state: %w", a.ID, a.JobID, structs.ErrInvalid)
+		}
+	}
+	return nil
+}
+
 // upsertAlloc writes one allocation of a plan result (see UpsertAllocs).
 func (tx *Txn) upsertAlloc(alloc *structs.Allocation) error {
 	txn, index := tx.txn, tx.index
