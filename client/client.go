@@ -145,6 +145,11 @@ type Client struct {
 
 	allocMu sync.Mutex
 	runners map[string]*runner
+	// settled holds allocations without a runner that reconcile must not
+	// report as stopped before they ran: reported so once already, or run
+	// here and destroyed (allocs.go, gc.go). Guarded by allocMu; an ID
+	// goes when the servers stop listing it.
+	settled map[string]bool
 
 	updMu   sync.Mutex
 	pending map[string]*structs.Allocation
@@ -183,6 +188,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	c := &Client{
 		cfg:         *cfg,
 		runners:     map[string]*runner{},
+		settled:     map[string]bool{},
 		pending:     map[string]*structs.Allocation{},
 		registered:  make(chan struct{}),
 		updaterDone: make(chan struct{}),
