@@ -117,6 +117,40 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 	return s.Write(index, func(tx *Txn) error { return tx.UpdateAllocsFromClient(allocs) })
 }
 
+// DescNodeDown is the client description of an allocation marked lost
+// because its node went down (the scheduler's words for the same).
+const DescNodeDown = "alloc is lost since its node is down"
+
+// loseStoppedAllocs marks lost, at the node's going down, the node's
+// allocations the servers stopped but its client never reported
+// finished: no client will report them now, and the scheduler, which
+// marks lost only the ones meant to run, leaves them be; they would show
+// pending or running for good. The node's client, if it comes back,
+// may still report how they ended.
+func (tx *Txn) loseStoppedAllocs(nodeID string, at int64) error {
+	allocs, err := allocsOn(tx.txn, nodeID)
+	if err != nil {
+		return err
+	}
+	var lost []*structs.Allocation
+	for _, a := range allocs {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun && !a.ClientTerminalStatus() {
+			lost = append(lost, &structs.Allocation{ID: a.ID, ClientStatus: structs.AllocClientStatusLost,
+				ClientDescription: DescNodeDown, ModifyTime: at})
+		}
+	}
+	return tx.UpdateAllocsFromClient(lost)
+}
+
+// allocsOn returns the node's allocations as txn sees them.
+func allocsOn(txn *memdb.Txn, nodeID string) ([]*structs.Allocation, error) {
+	iter, err := txn.Get(TableAllocs, indexNode, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("allocs of node %q: %w", nodeID, err)
+	}
+	return collect(nil, iter, nil, compareAllocs), nil
+}
+
 // terminalClientStatus reports whether a client status is final.
 func terminalClientStatus(status string) bool {
 	switch status {
