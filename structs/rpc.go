@@ -211,7 +211,10 @@ type AllocUpdateRequest struct {
 
 // ApplyPlanResultsRequest commits a plan's accepted part. The plan's job
 // travels once, in Job, not once per allocation: a Raft entry of a job of
-// size S with count N is about S, not N*S.
+// size S with count N is about S, not N*S. Servers built before Job,
+// AllocsStopped and AllocsPlaced existed decode an entry that uses them
+// without its allocations: no server of that age may follow a leader of
+// this one (there is no version gate yet).
 type ApplyPlanResultsRequest struct {
 	// Job is the plan's job; each allocation of AllocsPlaced without a
 	// Job takes it. Nil in entries written before it existed.

@@ -291,7 +291,8 @@ func withoutJob(a *structs.Allocation) *structs.Allocation {
 }
 
 // sameJobVersion reports whether a and b are the same write of the same
-// job: a plan decoded from a follower's RPC holds one copy per allocation.
+// job, pointers or not: a plan's allocations may hold copies of its job
+// (a decoded plan holds one per allocation).
 func sameJobVersion(a, b *structs.Job) bool {
 	if a == nil || b == nil {
 		return a == b
