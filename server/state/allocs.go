@@ -63,7 +63,7 @@ func (tx *Txn) UpsertPlanAllocs(req *structs.ApplyPlanResultsRequest) error {
 		if err != nil {
 			return err
 		}
-		if stored.Job == nil {
+		if stored == nil || stored.Job == nil {
 			return fmt.Errorf("place alloc %q: no job %q in the plan or in state: %w", a.ID, a.JobID, structs.ErrInvalid)
 		}
 	}
