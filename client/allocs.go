@@ -58,10 +58,15 @@ func (c *Client) watchAllocs(ctx context.Context) {
 	}
 }
 
+// DescStoppedBeforeRun is the client description (and task event) of an
+// allocation the servers stopped before its client ran it.
+const DescStoppedBeforeRun = "allocation stopped before it ran"
+
 // reconcile starts runners for new allocations the servers want running,
-// passes updates to existing runners, ignores terminal allocations it
-// never ran, and kills runners of allocations the servers dropped, then
-// destroys them (state and dir) once their tasks are dead.
+// passes updates to existing runners, reports complete the allocations
+// stopped before it ran them (and otherwise ignores terminal allocations
+// it never ran), and kills runners of allocations the servers dropped,
+// then destroys them (state and dir) once their tasks are dead.
 func (c *Client) reconcile(allocs []*structs.Allocation) {
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
@@ -78,9 +83,15 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 			continue
 		}
 		if a.TerminalStatus() {
+			c.reportStoppedBeforeRunLocked(a)
 			continue
 		}
 		c.startRunnerLocked(a)
+	}
+	for id := range c.settled {
+		if !seen[id] {
+			delete(c.settled, id)
+		}
 	}
 	for id, r := range c.runners {
 		if seen[id] {
@@ -96,6 +107,37 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 			r.ar.Kill("allocation removed by the servers")
 		}
 	}
+}
+
+// reportStoppedBeforeRunLocked reports a, which the servers stopped
+// while its client status was still pending and which this client has no
+// runner for and never destroyed one of, as complete, once: nothing else would ever finish it, and it
+// would stay pending (Starting in its job's summary) for good. Its tasks
+// are reported dead with a Killed event saying why.
+func (c *Client) reportStoppedBeforeRunLocked(a *structs.Allocation) {
+	if a.ClientStatus != structs.AllocClientStatusPending || c.settled[a.ID] {
+		return
+	}
+	c.settled[a.ID] = true
+	now := time.Now()
+	u := &structs.Allocation{
+		ID: a.ID, NodeID: a.NodeID, JobID: a.JobID, Namespace: a.Namespace,
+		ClientStatus: structs.AllocClientStatusComplete, ClientDescription: DescStoppedBeforeRun,
+		TaskStates: map[string]*structs.TaskState{},
+	}
+	var tasks []*structs.Task
+	if a.Job != nil {
+		if tg := a.Job.LookupTaskGroup(a.TaskGroup); tg != nil {
+			tasks = tg.Tasks
+		}
+	}
+	for _, t := range tasks {
+		u.TaskStates[t.Name] = &structs.TaskState{State: structs.TaskStateDead, FinishedAt: now,
+			Events: []*structs.TaskEvent{{Type: structs.TaskKilled, Time: now.UnixNano(),
+				Message: DescStoppedBeforeRun, DisplayMessage: DescStoppedBeforeRun}}}
+	}
+	c.logger.Info("allocation stopped before it ran; reporting it complete", "alloc_id", a.ID, "job", a.JobID)
+	c.queueUpdate(u)
 }
 
 func (c *Client) startRunnerLocked(a *structs.Allocation) {

@@ -194,6 +194,9 @@ func (c *Client) collectOverCount(now time.Time) (destroyed int, disk bool) {
 // dead.
 func (c *Client) destroyLocked(id, why string) {
 	delete(c.runners, id)
+	// Its runner reported its end; whatever the servers still show, it
+	// is not an allocation stopped before it ran.
+	c.settled[id] = true
 	if err := c.db.DeleteAlloc(id); err != nil {
 		c.logger.Warn("forgetting allocation state", "alloc_id", id, "error", err)
 	}
