@@ -198,13 +198,23 @@ func TestReportsAllocsStoppedBeforeTheyRan(t *testing.T) {
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
 	finished := batchAlloc(c.NodeID(), "echo should-not-run")
 	finished.ClientStatus = structs.AllocClientStatusComplete
+	// Listed running, but this client has no runner for it (it lost its
+	// state, and killed the tasks): stopped, it is reported complete too.
+	untracked := batchAlloc(c.NodeID(), "echo should-not-run")
+	untracked.DesiredStatus = structs.AllocDesiredStatusStop
+	untracked.ClientStatus = structs.AllocClientStatusRunning
 	marker := batchAlloc(c.NodeID(), "exit 0")
 	srv.putAlloc(stopped)
 	srv.putAlloc(finished)
+	srv.putAlloc(untracked)
 	srv.putAlloc(marker)
-	waitFor(t, "stopped alloc reported complete", func() bool {
-		return srv.alloc(stopped.ID).ClientStatus == structs.AllocClientStatusComplete
+	waitFor(t, "stopped allocs reported complete", func() bool {
+		return srv.alloc(stopped.ID).ClientStatus == structs.AllocClientStatusComplete &&
+			srv.alloc(untracked.ID).ClientStatus == structs.AllocClientStatusComplete
 	})
+	if u := srv.updatesFor(untracked.ID); len(u) != 1 || u[0].ClientDescription != DescStoppedUntracked {
+		t.Errorf("untracked stopped alloc updates = %+v, want one saying %q", u, DescStoppedUntracked)
+	}
 	// Later answers list it again, pending as a view from before the
 	// report landed shows it: no second report.
 	srv.set(func(s *fakeServer) {
