@@ -24,7 +24,7 @@ func (a armonSink) SetGauge(key []string, val float32) { a.s.SetGauge(key, val) 
 func (a armonSink) SetGaugeWithLabels(key []string, val float32, l []armon.Label) {
 	a.s.SetGaugeWithLabels(key, val, labels(l))
 }
-func (a armonSink) EmitKey(key []string, val float32)    { a.s.EmitKey(key, val) }
+func (a armonSink) EmitKey(key []string, val float32)     { a.s.EmitKey(key, val) }
 func (a armonSink) IncrCounter(key []string, val float32) { a.s.IncrCounter(key, val) }
 func (a armonSink) IncrCounterWithLabels(key []string, val float32, l []armon.Label) {
 	a.s.IncrCounterWithLabels(key, val, labels(l))
