@@ -19,8 +19,7 @@ import (
 // It reads the same stats as /v1/client/stats, at scrape time, so a
 // finished allocation's series are gone at the next scrape.
 type metricsCollector struct {
-	c    *Client
-	gpus *telemetry.GPUCollector
+	c *Client
 
 	// cpuMu guards lastCPU: host CPU use is measured between scrapes.
 	cpuMu   sync.Mutex
@@ -29,9 +28,7 @@ type metricsCollector struct {
 
 // MetricsCollector returns the client's Prometheus collector.
 func (c *Client) MetricsCollector() prometheus.Collector {
-	m := &metricsCollector{c: c}
-	m.gpus = telemetry.NewGPUCollector(m.readGPUs)
-	return m
+	return &metricsCollector{c: c}
 }
 
 var (
@@ -60,7 +57,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (m *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	m.gpus.Describe(ch)
+	telemetry.DescribeGPUs(ch)
 	for _, d := range clientCollects {
 		ch <- d
 	}
@@ -68,13 +65,16 @@ func (m *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (m *metricsCollector) Collect(ch chan<- prometheus.Metric) {
-	m.gpus.Collect(ch)
 	node := m.c.Node()
 	allocs := m.c.liveAllocs()
+	// One read of the GPUs' stats (an NVML session) per scrape.
+	stats := map[string]*structs.DeviceStats{}
 	util := map[string]float64{}
 	for _, s := range m.c.deviceStats(node, nil) {
+		stats[s.ID] = s
 		util[s.ID] = s.GPUUtilPercent / 100
 	}
+	telemetry.CollectGPUs(ch, gpuSeries(node, allocs, stats))
 	var cpuAsked, memAsked int64
 	held := map[string]bool{}
 	for _, a := range allocs {
@@ -196,19 +196,14 @@ func deviceHolders(a *structs.Allocation) []holder {
 	return out
 }
 
-// readGPUs is the GPU collector's source: every GPU instance of the
-// node, once per allocation task holding it (once alone when none does).
-func (m *metricsCollector) readGPUs() []telemetry.GPU {
-	node := m.c.Node()
+// gpuSeries lists every GPU instance of the node, once per allocation
+// task holding it (once alone when none does), with its stats.
+func gpuSeries(node *structs.Node, allocs []*structs.Allocation, stats map[string]*structs.DeviceStats) []telemetry.GPU {
 	if node.NodeResources == nil {
 		return nil
 	}
-	stats := map[string]*structs.DeviceStats{}
-	for _, s := range m.c.deviceStats(node, nil) {
-		stats[s.ID] = s
-	}
 	holders := map[string][]holder{}
-	for _, a := range m.c.liveAllocs() {
+	for _, a := range allocs {
 		for _, h := range deviceHolders(a) {
 			for _, id := range h.dev.DeviceIDs {
 				holders[id] = append(holders[id], h)

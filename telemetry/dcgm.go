@@ -110,16 +110,22 @@ type GPUCollector struct {
 func NewGPUCollector(read func() []GPU) *GPUCollector { return &GPUCollector{read: read} }
 
 // Describe implements prometheus.Collector.
-func (c *GPUCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *GPUCollector) Describe(ch chan<- *prometheus.Desc) { DescribeGPUs(ch) }
+
+// Collect implements prometheus.Collector.
+func (c *GPUCollector) Collect(ch chan<- prometheus.Metric) { CollectGPUs(ch, c.read()) }
+
+// DescribeGPUs sends the descriptions of the GPU series, for a collector
+// that exports GPUs among other series.
+func DescribeGPUs(ch chan<- *prometheus.Desc) {
 	for _, f := range dcgmFields {
 		ch <- f.desc
 	}
 }
 
-// Collect implements prometheus.Collector. A GPU read returns twice
-// with the same labels is exported once.
-func (c *GPUCollector) Collect(ch chan<- prometheus.Metric) {
-	gpus := c.read()
+// CollectGPUs sends every series of gpus. A GPU listed twice with the
+// same holder is exported once.
+func CollectGPUs(ch chan<- prometheus.Metric, gpus []GPU) {
 	seen := make(map[string]bool, len(gpus))
 	for i := range gpus {
 		g := &gpus[i]
