@@ -178,3 +178,42 @@ func TestLastXID(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUSeriesSharedGPU: a GPU two allocations hold slices of is one
+// series per holder, each naming the sharing mode; a whole GPU names
+// none; a GPU nobody holds has no allocation labels.
+func TestGPUSeriesSharedGPU(t *testing.T) {
+	node := &structs.Node{ID: "node-1", Name: "n1", NodeResources: &structs.NodeResources{Devices: []*structs.NodeDeviceResource{{
+		Vendor: "nvidia", Type: "gpu", Name: "NVIDIA A100",
+		Attributes: map[string]string{structs.DeviceAttrSharing: structs.SharingMPS},
+		Instances:  []*structs.NodeDevice{{ID: "GPU-a", Healthy: true}, {ID: "GPU-b", Healthy: true}, {ID: "GPU-c", Healthy: true}},
+	}}}}
+	alloc := func(id string, dev *structs.AllocatedDeviceResource) *structs.Allocation {
+		return &structs.Allocation{ID: id, Namespace: "default", JobID: "j-" + id, TaskGroup: "g", AllocatedResources: &structs.AllocatedResources{
+			Tasks: map[string]*structs.AllocatedTaskResources{"t": {Devices: []*structs.AllocatedDeviceResource{dev}}}}}
+	}
+	allocs := []*structs.Allocation{
+		alloc("a1", &structs.AllocatedDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "NVIDIA A100", DeviceIDs: []string{"GPU-a"}, Compute: 50}),
+		alloc("a2", &structs.AllocatedDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "NVIDIA A100", DeviceIDs: []string{"GPU-a"}, Compute: 25}),
+		alloc("a3", &structs.AllocatedDeviceResource{Vendor: "nvidia", Type: "gpu", Name: "NVIDIA A100", DeviceIDs: []string{"GPU-b"}}),
+	}
+	stats := map[string]*structs.DeviceStats{"GPU-a": {ID: "GPU-a", GPUUtilPercent: 40, MemoryUsedBytes: 1 << 30, MemoryTotalBytes: 4 << 30}}
+	got := gpuSeries(node, allocs, stats)
+	type key struct{ uuid, alloc, sharing, device string }
+	var keys []key
+	for _, g := range got {
+		keys = append(keys, key{g.UUID, g.AllocID, g.Sharing, g.Device})
+	}
+	want := []key{{"GPU-a", "a1", "mps", "nvidia0"}, {"GPU-a", "a2", "mps", "nvidia0"}, {"GPU-b", "a3", "", "nvidia1"}, {"GPU-c", "", "", "nvidia2"}}
+	if len(keys) != len(want) {
+		t.Fatalf("series %+v, want %+v", keys, want)
+	}
+	for i := range want {
+		if keys[i] != want[i] {
+			t.Errorf("series %d = %+v, want %+v", i, keys[i], want[i])
+		}
+	}
+	if a := got[0]; a.UtilPercent != 40 || a.FBUsedMiB != 1024 || a.FBFreeMiB != 3072 || a.Job != "j-a1" || a.Task != "t" {
+		t.Errorf("GPU-a figures = %+v, want 40%%, 1024 MiB used, 3072 MiB free, job j-a1 task t", a)
+	}
+}
