@@ -75,20 +75,7 @@ func startPrometheus(t *testing.T, bin, dir string, port int, targets []string) 
 	for i, tg := range targets {
 		quoted[i] = fmt.Sprintf("%q", tg)
 	}
-	// As the README's scrape config: honor_labels keeps the GPU series'
-	// job label (the Drover job) instead of renaming it exported_job.
-	cfg := writeFile(t, dir, "prometheus.yml", fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: drover
-    metrics_path: /v1/metrics
-    params:
-      format: [prometheus]
-    honor_labels: true
-    static_configs:
-      - targets: [%s]
-`, strings.Join(quoted, ", ")))
+	cfg := writeFile(t, dir, "prometheus.yml", "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"+readmeScrapeConfig(t, quoted))
 	logs := &syncBuffer{}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
@@ -114,6 +101,40 @@ scrape_configs:
 		}
 	})
 	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// readmeScrapeConfig is the README's Prometheus scrape config (its
+// honor_labels keeps the GPU series' job label, the Drover job, instead
+// of renaming it exported_job), without the authorization block (this
+// cluster runs without ACLs) and with the given targets.
+func readmeScrapeConfig(t *testing.T, targets []string) string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```yaml\nscrape_configs:")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 || !strings.Contains(block, "honor_labels: true") {
+		t.Fatal("README has no Prometheus scrape config with honor_labels")
+	}
+	var out []string
+	skip := false
+	for _, line := range strings.Split("scrape_configs:"+block, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "authorization:"):
+			skip = true
+			continue
+		case skip && strings.HasPrefix(trimmed, "credentials"):
+			continue
+		case strings.HasPrefix(trimmed, "- targets:"):
+			line = line[:strings.Index(line, "- targets:")] + "- targets: [" + strings.Join(targets, ", ") + "]"
+		}
+		skip = false
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
 }
 
 // promSample is one series of an instant query's answer.
