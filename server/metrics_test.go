@@ -169,3 +169,28 @@ func BenchmarkClusterMetricsScrape(b *testing.B) {
 		}
 	}
 }
+
+// TestHeartbeatMissedCounted: a node's TTL running out counts in
+// drover_heartbeat_missed.
+func TestHeartbeatMissedCounted(t *testing.T) {
+	tm, err := telemetry.New(telemetry.Config{PrometheusMetrics: true, DisableHostname: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tm.Shutdown()
+	h := newHeartbeats()
+	h.setEnabled(true)
+	defer h.setEnabled(false)
+	h.reset("node-1", time.Millisecond)
+	h.reset("node-2", time.Millisecond)
+	waitFor(t, 5*time.Second, func() (bool, string) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return len(h.expired) == 2, "the two TTLs never expired"
+	})
+	rec := httptest.NewRecorder()
+	tm.PrometheusHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if body := rec.Body.String(); !strings.Contains(body, "\ndrover_heartbeat_missed 2\n") {
+		t.Fatalf("scrape has no drover_heartbeat_missed 2:\n%s", body)
+	}
+}
