@@ -132,7 +132,10 @@ func TestPrometheusOff(t *testing.T) {
 	}
 	metrics.IncrCounter([]string{"jobs"}, 1)
 	sum, err := tm.Summary()
-	if err != nil || sum.Counters == nil || sum.Gauges == nil {
+	if err != nil || sum.Gauges == nil || sum.Samples == nil || sum.Points == nil {
 		t.Fatalf("Summary() = %+v, %v; want empty lists, not nil", sum, err)
+	}
+	if len(sum.Counters) != 1 || sum.Counters[0].Name != "drover.jobs" || sum.Counters[0].Sum != 1 {
+		t.Fatalf("Summary().Counters = %+v, want drover.jobs at 1", sum.Counters)
 	}
 }
