@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/droverhq/drover/acl"
+	"github.com/droverhq/drover/structs"
 )
 
 // metricsRoutes serves this agent's metrics, in Nomad's JSON or, with
@@ -33,7 +34,13 @@ func (h *httpAPI) metrics(w http.ResponseWriter, r *http.Request) {
 		}
 		h.telemetry.PrometheusHandler().ServeHTTP(w, r)
 	case "", "json":
-		h.wrap(func(http.ResponseWriter, *http.Request) (any, error) { return h.telemetry.Summary() })(w, r)
+		h.wrap(func(w http.ResponseWriter, _ *http.Request) (any, error) {
+			// Nomad's Go client (Operator().MetricsSummary) reads the
+			// X-Nomad-* headers of every answer; the metrics are the
+			// agent's own, with no index of their own.
+			setMeta(w, structs.QueryMeta{})
+			return h.telemetry.Summary()
+		})(w, r)
 	default:
 		h.writeError(w, r, errorf(http.StatusBadRequest, "metrics: format %q: want prometheus or json", format))
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	nomad "github.com/hashicorp/nomad/api"
 )
 
 // TestMetricsEndpoint: a dev agent answers /v1/metrics in Nomad's JSON
@@ -46,6 +48,15 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 	if gpus != 2 || sum.Counters == nil || sum.Samples == nil {
 		t.Errorf("JSON format: %d GPU gauges (want 2), counters %v, samples %v", gpus, sum.Counters, sum.Samples)
+	}
+
+	nc, err := nomad.NewClient(&nomad.Config{Address: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, _, err := nc.Operator().MetricsSummary(nil)
+	if err != nil || len(ns.Gauges) == 0 {
+		t.Errorf("Nomad's Operator().MetricsSummary = %v, %v; want the gauges", ns, err)
 	}
 
 	if code, body = send(t, http.MethodGet, base+"/v1/metrics?format=xml", "", ""); code != http.StatusBadRequest || !strings.Contains(body, `format "xml"`) {
