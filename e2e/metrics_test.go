@@ -66,16 +66,12 @@ func prometheusBin(t *testing.T) string {
 	return ""
 }
 
-// startPrometheus runs a Prometheus server on port scraping targets'
-// /v1/metrics every second, with its own config and data dir; it is
+// startPrometheus runs a Prometheus server on port with scrapeConfigs,
+// scraping every second, with its own config and data dir; it is
 // stopped when the test ends.
-func startPrometheus(t *testing.T, bin, dir string, port int, targets []string) string {
+func startPrometheus(t *testing.T, bin, dir string, port int, scrapeConfigs string) string {
 	t.Helper()
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = fmt.Sprintf("%q", tg)
-	}
-	cfg := writeFile(t, dir, "prometheus.yml", "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"+readmeScrapeConfig(t, quoted))
+	cfg := writeFile(t, dir, "prometheus.yml", "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"+scrapeConfigs)
 	logs := &syncBuffer{}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
@@ -105,9 +101,10 @@ func startPrometheus(t *testing.T, bin, dir string, port int, targets []string) 
 
 // readmeScrapeConfig is the README's Prometheus scrape config (its
 // honor_labels keeps the GPU series' job label, the Drover job, instead
-// of renaming it exported_job), without the authorization block (this
-// cluster runs without ACLs) and with the given targets.
-func readmeScrapeConfig(t *testing.T, targets []string) string {
+// of renaming it exported_job) with the given targets, sending the token
+// in tokenFile, or without the authorization block when tokenFile is ""
+// (a cluster without ACLs).
+func readmeScrapeConfig(t *testing.T, targets []string, tokenFile string) string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -115,23 +112,21 @@ func readmeScrapeConfig(t *testing.T, targets []string) string {
 	}
 	_, block, ok := strings.Cut(string(readme), "```yaml\nscrape_configs:")
 	block, _, ok2 := strings.Cut(block, "```")
-	if !ok || !ok2 || !strings.Contains(block, "honor_labels: true") {
-		t.Fatal("README has no Prometheus scrape config with honor_labels")
+	if !ok || !ok2 || !strings.Contains(block, "honor_labels: true") || !strings.Contains(block, "credentials_file:") {
+		t.Fatal("README has no Prometheus scrape config with honor_labels and a credentials_file")
 	}
 	var out []string
-	skip := false
 	for _, line := range strings.Split("scrape_configs:"+block, "\n") {
 		trimmed := strings.TrimSpace(line)
+		indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
 		switch {
-		case strings.HasPrefix(trimmed, "authorization:"):
-			skip = true
+		case tokenFile == "" && (strings.HasPrefix(trimmed, "authorization:") || strings.HasPrefix(trimmed, "credentials_file:")):
 			continue
-		case skip && strings.HasPrefix(trimmed, "credentials"):
-			continue
+		case strings.HasPrefix(trimmed, "credentials_file:"):
+			line = indent + "credentials_file: " + tokenFile
 		case strings.HasPrefix(trimmed, "- targets:"):
-			line = line[:strings.Index(line, "- targets:")] + "- targets: [" + strings.Join(targets, ", ") + "]"
+			line = indent + "- targets: [" + strings.Join(targets, ", ") + "]"
 		}
-		skip = false
 		out = append(out, line)
 	}
 	return strings.Join(out, "\n")
@@ -223,9 +218,9 @@ func TestE2E_PrometheusScrapesGPUs(t *testing.T) {
 
 	var targets []string
 	for _, a := range append([]*agentProc{srv}, clients...) {
-		targets = append(targets, strings.TrimPrefix(a.addr, "http://"))
+		targets = append(targets, fmt.Sprintf("%q", strings.TrimPrefix(a.addr, "http://")))
 	}
-	prom := startPrometheus(t, bin, dir, ports[9], targets)
+	prom := startPrometheus(t, bin, dir, ports[9], readmeScrapeConfig(t, targets, ""))
 
 	var got []promSample
 	waitFor(t, 60*time.Second, `DCGM_FI_DEV_GPU_UTIL{job="train"} has a series per GPU of train`, func() bool {
@@ -280,4 +275,45 @@ func sortedMap(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestE2E_PrometheusWithACLToken: with ACLs on, Prometheus scrapes with
+// the README's config, sending a token whose policy allows agent read as
+// a bearer token; the same scrape without it is refused (up is 0).
+func TestE2E_PrometheusWithACLToken(t *testing.T) {
+	bin := prometheusBin(t)
+	dir := reachableDir(t)
+	ports := freePorts(t, 4)
+	cfg := agentConfig(t, dir, "acl-metrics", ports, 1)
+	appendFile(t, cfg, telemetryBlock+"acl {\n  enabled = true\n}\n")
+	a := launchAgent(t, ports[0], "-config", cfg)
+	waitFor(t, 30*time.Second, "a leader", func() bool { return leaderOf(a) != "" })
+	boot := a.drover("acl", "bootstrap")
+	if boot.code != 0 {
+		t.Fatalf("acl bootstrap: exit %d: %s%s", boot.code, boot.stdout, boot.stderr)
+	}
+	a.token = tokenField(t, boot.stdout, "Secret ID")
+	policy := writeFile(t, dir, "scraper.hcl", "agent {\n  policy = \"read\"\n}\n")
+	if r := a.drover("acl", "policy", "apply", "scraper", policy); r.code != 0 {
+		t.Fatalf("acl policy apply: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	created := a.drover("acl", "token", "create", "-name", "prometheus", "-policy", "scraper")
+	if created.code != 0 {
+		t.Fatalf("acl token create: exit %d: %s%s", created.code, created.stdout, created.stderr)
+	}
+	tokenFile := writeFile(t, dir, "drover.token", tokenField(t, created.stdout, "Secret ID"))
+	a.waitReady()
+
+	target := []string{fmt.Sprintf("%q", strings.TrimPrefix(a.addr, "http://"))}
+	withToken := readmeScrapeConfig(t, target, tokenFile)
+	anonymous := strings.Replace(readmeScrapeConfig(t, target, ""), "job_name: drover", "job_name: drover-anonymous", 1)
+	prom := startPrometheus(t, bin, dir, ports[3], withToken+"\n"+strings.TrimPrefix(anonymous, "scrape_configs:\n"))
+	up := map[string]string{}
+	waitFor(t, 60*time.Second, "up is 1 with the token and 0 without, and the GPU is scraped", func() bool {
+		clear(up)
+		for _, s := range promQuery(prom, "up") {
+			up[s.Metric["job"]] = fmt.Sprint(s.Value[1])
+		}
+		return up["drover"] == "1" && up["drover-anonymous"] == "0" && len(promQuery(prom, "DCGM_FI_DEV_GPU_UTIL")) == 1
+	})
 }
