@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
+
 	"github.com/droverhq/drover/structs"
 )
 
@@ -110,6 +112,7 @@ func (h *heartbeats) expire(nodeID string, e *hbTimer) {
 	}
 	delete(h.timers, nodeID)
 	h.expired[nodeID] = struct{}{}
+	metrics.IncrCounter([]string{"heartbeat", "missed"}, 1)
 	select {
 	case h.notify <- struct{}{}:
 	default:
