@@ -71,3 +71,9 @@ type GPUHistoryResponse struct {
 	IdleGPUs             []string
 	IdleSince            int64 `json:",omitempty"`
 }
+
+// MetaSimulatedGPUUtil is the job or group meta key that sets the
+// utilisation (a percentage) the simulated GPUs an allocation holds
+// report, instead of simulated.BusyUtilPercent: "0" simulates an
+// allocation that leaves its GPUs idle. Real GPUs ignore it.
+const MetaSimulatedGPUUtil = "simulated_gpu_util"
