@@ -31,7 +31,7 @@ export function sparkline(gpu, { threshold = 5, interval = 0 } = {}) {
   const title = `${samples.length} samples${interval ? ` every ${duration(interval / 1e6)}` : ''} over ${duration(span / 1e6)}: `
     + `now ${Math.round(last.GPUUtilPercent || 0)}%, peak ${Math.round(peak)}%${gpu.Simulated ? ' (simulated)' : ''}`;
   return html`<svg class="spark" data-testid="gpu-sparkline" data-gpu-id="${gpu.ID}" data-samples="${samples.length}"
-    viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${title}"><title>${title}</title>
+    viewBox="0 0 ${W} ${H}" preserveAspectRatio="none" role="img" aria-label="${title}"><title>${title}</title>
     <line class="spark-threshold" x1="0" x2="${W}" y1="${y(threshold)}" y2="${y(threshold)}"></line>
     <polyline class="spark-line" points="${points}"></polyline></svg>`;
 }

@@ -167,11 +167,12 @@ function renderGPUs(el, a, node, stats, tip, history) {
       for (const gid of d.DeviceIDs || []) rows.push({ task, id: gid, dev: d, info: byID.get(gid) });
     }
   }
-  setHTML(el, rows.length ? html`<table data-testid="alloc-gpus"><thead><tr><th>Task</th><th>GPU</th><th>Model</th><th>Memory</th><th>Utilisation</th><th>History</th><th>Health</th></tr></thead><tbody>
+  setHTML(el, rows.length ? html`<table data-testid="alloc-gpus"><thead><tr><th>Task</th><th>GPU</th><th>Model</th><th>Memory</th><th>Utilisation</th><th>Health</th></tr></thead><tbody>
     ${rows.map((r) => html`<tr data-testid="alloc-gpu" data-gpu-id="${r.id}"><td>${r.task}</td><td class="mono" title="${r.id}">${r.id}</td>
       <td>${r.info?.group.Name || r.dev.Name}</td><td>${r.info?.group.Attributes?.memory || '—'}</td>${utilCell(stats?.get(r.id), tip)}
-      <td data-testid="alloc-gpu-history">${history ? sparkline(hist.get(r.id), { threshold: history.IdleThresholdPercent, interval: history.Interval }) : '—'}</td>
-      <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>`
+      <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>
+    ${history ? html`<h3>Utilisation history</h3><div class="sparks">${rows.map((r) => html`<div class="spark-row" data-testid="alloc-gpu-history" data-gpu-id="${r.id}">
+      <span class="mono small" title="${r.id}">${r.id.slice(0, 12)}…</span>${sparkline(hist.get(r.id), { threshold: history.IdleThresholdPercent, interval: history.Interval })}</div>`)}</div>` : ''}`
     : html`<p class="muted">This allocation holds no GPUs.</p>`);
 }
 
