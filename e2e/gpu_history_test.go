@@ -154,5 +154,16 @@ func TestE2E_GPUHistory(t *testing.T) {
 	if n := b.count(`[data-testid="idle-warning"]`); n != 0 {
 		t.Errorf("busy allocation page: %d idle warnings, want none", n)
 	}
+
+	// Overview: the allocated GPUs' use, one busy and one idle.
+	b.open("/")
+	detail := b.waitText(`[data-testid="gpu-use-detail"]`, 20*time.Second, func(s string) bool { return strings.Contains(s, "GPUs busy") })
+	if !strings.Contains(detail, "of 2 GPUs busy · 1 idle now") {
+		t.Errorf("overview GPU use: %q, want 2 allocated GPUs, 1 idle", detail)
+	}
+	if used := b.text(`[data-testid="gpu-used"]`); !strings.HasSuffix(used, "%") || used == "0%" {
+		t.Errorf("overview used of allocated: %q, want a non-zero percentage", used)
+	}
+	b.screenshot(shots, "history-overview")
 	b.checkClean()
 }

@@ -38,6 +38,9 @@ type GPUHistory struct {
 	ID string
 	// Simulated is true for a simulated GPU, whose numbers are synthetic.
 	Simulated bool
+	// Allocated is set when a live allocation held the GPU at the last
+	// sample.
+	Allocated bool
 	Samples   []GPUSample
 }
 

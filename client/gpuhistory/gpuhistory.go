@@ -174,13 +174,19 @@ func (r *Recorder) History(only []string, window time.Duration) *structs.GPUHist
 	if window > 0 {
 		from = r.last - window.Nanoseconds()
 	}
+	held := map[string]bool{}
+	for _, gpus := range r.holds {
+		for _, g := range gpus {
+			held[g] = true
+		}
+	}
 	total := 0
 	for _, id := range r.order {
 		if only != nil && !slices.Contains(only, id) {
 			continue
 		}
 		rg := r.rings[id]
-		h := &structs.GPUHistory{ID: id, Simulated: rg.simulated, Samples: rg.since(from)}
+		h := &structs.GPUHistory{ID: id, Simulated: rg.simulated, Allocated: held[id], Samples: rg.since(from)}
 		total += len(h.Samples)
 		resp.GPUs = append(resp.GPUs, h)
 	}

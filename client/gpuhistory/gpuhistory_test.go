@@ -137,7 +137,13 @@ func TestIdle(t *testing.T) {
 			for i, s := range tt.steps {
 				r.Record(t0.Add(time.Duration(i)*time.Second), reading(s.util, "g0", "g1"), s.holds)
 			}
-			h := r.AllocHistory("alloc", tt.steps[len(tt.steps)-1].holds["alloc"], 0)
+			last := tt.steps[len(tt.steps)-1].holds["alloc"]
+			h := r.AllocHistory("alloc", last, 0)
+			for _, g := range r.History(nil, 0).GPUs {
+				if want := slices.Contains(last, g.ID); g.Allocated != want {
+					t.Errorf("GPU %s: Allocated %v, want %v", g.ID, g.Allocated, want)
+				}
+			}
 			if h.Idle != tt.wantIdle || !slices.Equal(h.IdleGPUs, tt.wantGPUs) {
 				t.Errorf("idle: got %v %v, want %v %v", h.Idle, h.IdleGPUs, tt.wantIdle, tt.wantGPUs)
 			}
