@@ -94,6 +94,23 @@ func TestE2E_GPUHistory(t *testing.T) {
 			t.Fatalf("job run %s: exit %d: %s%s", id, r.code, r.stdout, r.stderr)
 		}
 	}
+	// Stop the jobs before the agents (which leave tasks running when
+	// they stop), so that no task outlives the test.
+	t.Cleanup(func() {
+		for _, id := range []string{"idle-gpu", "busy-gpu"} {
+			srv.drover("job", "stop", "-detach", id)
+		}
+		waitFor(t, 30*time.Second, "the tasks stopped", func() bool {
+			for _, id := range []string{"idle-gpu", "busy-gpu"} {
+				for _, al := range srv.jobAllocs(id) {
+					if al.ClientStatus == "running" || al.ClientStatus == "pending" {
+						return false
+					}
+				}
+			}
+			return true
+		})
+	})
 	idle, busy := srv.waitAlloc("idle-gpu", "running"), srv.waitAlloc("busy-gpu", "running")
 	if idle.NodeID != busy.NodeID {
 		t.Fatalf("allocations on %s and %s, want both on the GPU node", idle.NodeID, busy.NodeID)
