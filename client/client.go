@@ -40,6 +40,7 @@ import (
 	"github.com/droverhq/drover/client/allocrunner"
 	"github.com/droverhq/drover/client/devices/sharing"
 	"github.com/droverhq/drover/client/devices/simulated"
+	"github.com/droverhq/drover/client/gpuhistory"
 	"github.com/droverhq/drover/client/mps"
 	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
@@ -124,6 +125,10 @@ type Config struct {
 	GCInterval           time.Duration
 	GCMaxAllocs          int
 	GCDiskUsageThreshold float64
+	// GPUHistory is how often GPUs are sampled, how long their history
+	// is kept and the idle-allocation window (gpu_history.go); zero
+	// fields take the structs defaults.
+	GPUHistory gpuhistory.Config
 }
 
 // UserPolicy is which users exec and raw_exec tasks may run as; see
@@ -139,6 +144,8 @@ type Client struct {
 	db      *state.DB
 	lock    *os.File     // the data dir's lock, held while the client runs
 	mps     *mps.Manager // MPS daemons of GPUs shared in mps mode
+
+	history *gpuhistory.Recorder // GPU utilisation (gpu_history.go)
 
 	nodeMu sync.Mutex
 	node   *structs.Node
@@ -204,6 +211,10 @@ func NewClient(cfg *Config) (*Client, error) {
 	if c.cfg.DataDir == "" {
 		return nil, errors.New("client: missing data dir")
 	}
+	if err := validGPUHistory(c.cfg.GPUHistory); err != nil {
+		return nil, err
+	}
+	c.history = gpuhistory.New(c.cfg.GPUHistory)
 	if err := os.MkdirAll(c.cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("client: data dir: %w", err)
 	}
@@ -246,6 +257,7 @@ func NewClient(cfg *Config) (*Client, error) {
 	go func() { defer c.loops.Done(); c.watchAllocs(ctx) }()
 	go func() { defer c.loops.Done(); c.gcLoop(ctx) }()
 	c.startHealthWatcher(ctx) // GPU health events (health.go)
+	c.startGPUHistory(ctx)    // GPU utilisation history (gpu_history.go)
 	updCtx, stopUpdater := context.WithCancel(context.Background())
 	c.stopUpdater = stopUpdater
 	go c.updateLoop(updCtx)

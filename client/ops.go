@@ -45,6 +45,10 @@ func (c *Client) unaryOps() map[string]unaryOp {
 		structs.RPCClientGPUHealth:    c.opGPUHealth,
 		structs.RPCClientFSList:       c.opFSList,
 		structs.RPCClientFSStat:       c.opFSStat,
+
+		// GPU utilisation history (gpu_history.go).
+		structs.RPCClientNodeGPUHistory:  c.opNodeGPUHistory,
+		structs.RPCClientAllocGPUHistory: c.opAllocGPUHistory,
 	}
 }
 

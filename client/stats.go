@@ -88,7 +88,7 @@ func (c *Client) deviceStats(node *structs.Node, only map[string]bool) []*struct
 		}
 	}
 	byID := map[string]*structs.DeviceStats{}
-	for _, s := range simulated.Stats(groups, c.heldDevices(), time.Now()) {
+	for _, s := range simulated.StatsLoad(groups, c.simulatedLoad(c.heldDevices(), simulated.BusyUtilPercent), time.Now()) {
 		byID[s.ID] = s
 	}
 	if len(nvmlIDs) > 0 {

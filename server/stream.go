@@ -28,6 +28,9 @@ var clientOps = map[string]bool{
 	structs.RPCClientFSReadAt:     true,
 	structs.RPCClientNodeStats:    true,
 	structs.RPCClientGPUHealth:    true,
+
+	structs.RPCClientNodeGPUHistory:  true,
+	structs.RPCClientAllocGPUHistory: true,
 }
 
 // nodeAnswerTimeout bounds the wait for a node (or the server it is
@@ -166,9 +169,9 @@ func allowClientOp(a *acl.ACL, method, ns string) bool {
 		return a.AllowNamespaceOperation(ns, acl.CapAllocExec)
 	case structs.RPCClientAllocRestart, structs.RPCClientAllocSignal:
 		return a.AllowNamespaceOperation(ns, acl.CapAllocLifecycle)
-	case structs.RPCClientAllocStats:
+	case structs.RPCClientAllocStats, structs.RPCClientAllocGPUHistory:
 		return a.AllowNamespaceOperation(ns, acl.CapReadJob)
-	case structs.RPCClientNodeStats:
+	case structs.RPCClientNodeStats, structs.RPCClientNodeGPUHistory:
 		return a.AllowNodeRead()
 	case structs.RPCClientGPUHealth:
 		return a.AllowNodeWrite()

@@ -18,6 +18,9 @@ const (
 	RPCClientFSReadAt     = "ClientFS.ReadAt"      // ClientFSRequest -> StreamMsg{Data}...
 	RPCClientNodeStats    = "ClientNode.Stats"     // ClientNodeRequest -> NodeStats
 	RPCClientGPUHealth    = "ClientNode.GPUHealth" // ClientGPUHealthRequest -> GPUHealthResponse
+
+	RPCClientNodeGPUHistory  = "ClientNode.GPUHistory"  // GPUHistoryRequest -> GPUHistoryResponse
+	RPCClientAllocGPUHistory = "ClientAlloc.GPUHistory" // GPUHistoryRequest -> GPUHistoryResponse
 )
 
 // ClientTarget is the part of every client operation's request that

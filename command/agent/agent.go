@@ -255,6 +255,7 @@ func (a *Agent) startClient() error {
 		GCInterval:           mustDuration(a.config.Client.GCInterval),
 		GCMaxAllocs:          a.config.Client.GCMaxAllocs,
 		GCDiskUsageThreshold: a.config.Client.GCDiskUsageThreshold,
+		GPUHistory:           a.config.Client.GPUHistory.config(),
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

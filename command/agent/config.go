@@ -125,6 +125,9 @@ type ClientConfig struct {
 	GCInterval           string  `hcl:"gc_interval,optional"`
 	GCMaxAllocs          int     `hcl:"gc_max_allocs,optional"`
 	GCDiskUsageThreshold float64 `hcl:"gc_disk_usage_threshold,optional"`
+	// GPUHistory is the GPU utilisation history the client keeps
+	// (config_gpu_history.go).
+	GPUHistory *GPUHistoryConfig `hcl:"gpu_history,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -192,6 +195,9 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 		return nil, err
 	}
 	if err := checkTelemetry(file.Body); err != nil {
+		return nil, err
+	}
+	if err := checkGPUHistory(file.Body); err != nil {
 		return nil, err
 	}
 	plugins, err := decodePlugins(c.PluginBlocks)
@@ -314,6 +320,9 @@ func (c *Config) Merge(o *Config) {
 		}
 		c.Client.mergeGC(cl)
 		c.Client.mergeSafety(cl)
+		if cl.GPUHistory != nil {
+			c.Client.GPUHistory = cl.GPUHistory
+		}
 	}
 	if o.ACL != nil {
 		c.ACL = o.ACL
@@ -356,6 +365,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Server.validateRaftSnapshots()...)
 	errs = append(errs, c.Server.validateGC()...)
 	errs = append(errs, c.Client.validateGC()...)
+	errs = append(errs, c.Client.validateGPUHistory()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)

@@ -33,6 +33,7 @@ func (h *httpAPI) clientOpsRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/client/fs/cat/{alloc}", h.fsRead)
 	m.HandleFunc("GET /v1/client/fs/readat/{alloc}", h.fsRead)
 	m.HandleFunc("GET /v1/client/allocation/{id}/exec", h.allocExec)
+	h.gpuHistoryRoutes(m) // http_gpu_history.go
 }
 
 // clientCall runs a unary client operation and decodes its reply.

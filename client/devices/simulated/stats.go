@@ -24,10 +24,27 @@ const (
 	idleSMMHz, busySMMHz = 345, 1755
 )
 
+// BusyUtilPercent is the utilisation a held GPU shows by default.
+const BusyUtilPercent = busyUtil
+
 // Stats returns synthetic stats, marked Simulated, for every simulated
 // instance in groups (groups without the simulated attribute are
 // skipped), at time now. held names the instances an allocation holds.
 func Stats(groups []*structs.NodeDeviceResource, held map[string]bool, now time.Time) []*structs.DeviceStats {
+	load := make(map[string]float64, len(held))
+	for id, h := range held {
+		if h {
+			load[id] = busyUtil
+		}
+	}
+	return StatsLoad(groups, load, now)
+}
+
+// StatsLoad is Stats with the utilisation each held GPU shows around:
+// load maps the instances an allocation holds to a percentage (Stats
+// uses BusyUtilPercent); the wobble shrinks with it, so a load of 0
+// reports exactly 0%.
+func StatsLoad(groups []*structs.NodeDeviceResource, load map[string]float64, now time.Time) []*structs.DeviceStats {
 	var out []*structs.DeviceStats
 	for _, g := range groups {
 		if g.Attributes[structs.DeviceAttrSimulated] != "true" {
@@ -35,13 +52,14 @@ func Stats(groups []*structs.NodeDeviceResource, held map[string]bool, now time.
 		}
 		total, _ := structs.ParseBytes(g.Attributes[structs.DeviceAttrMemory])
 		for _, inst := range g.Instances {
-			out = append(out, deviceStats(inst.ID, total, held[inst.ID], now))
+			util, held := load[inst.ID]
+			out = append(out, deviceStats(inst.ID, total, held, min(max(util, 0), 100), now))
 		}
 	}
 	return out
 }
 
-func deviceStats(id string, total uint64, busy bool, now time.Time) *structs.DeviceStats {
+func deviceStats(id string, total uint64, busy bool, util float64, now time.Time) *structs.DeviceStats {
 	w := wobble(id, now) // in [-1, 1]
 	s := &structs.DeviceStats{
 		ID:               id,
@@ -50,7 +68,7 @@ func deviceStats(id string, total uint64, busy bool, now time.Time) *structs.Dev
 		Simulated:        true,
 	}
 	if busy {
-		s.GPUUtilPercent = busyUtil + 10*w
+		s.GPUUtilPercent = min(max(util+10*w*util/busyUtil, 0), 100)
 		s.MemoryUtilPercent = 45 + 10*w
 		s.MemoryUsedBytes = uint64(float64(total) * (busyMemFraction + 0.05*w))
 		s.TemperatureC = busyTempC + 4*w

@@ -82,3 +82,25 @@ func TestStatsDeterministic(t *testing.T) {
 		t.Error("stats never moved across later periods")
 	}
 }
+
+// TestStatsLoad: a held GPU shows the load asked of it (0 is exactly
+// 0%, an allocation that leaves its GPU idle), still labelled simulated
+// and with a held GPU's memory; Stats is StatsLoad at BusyUtilPercent.
+func TestStatsLoad(t *testing.T) {
+	groups := Devices("node-a", Config{Count: 3})
+	ids := []string{groups[0].Instances[0].ID, groups[0].Instances[1].ID, groups[0].Instances[2].ID}
+	for i := range 20 {
+		now := time.Unix(1_800_000_000, 0).Add(time.Duration(i) * WobblePeriod)
+		got := StatsLoad(groups, map[string]float64{ids[0]: 0, ids[1]: 40, ids[2]: BusyUtilPercent}, now)
+		if got[0].GPUUtilPercent != 0 || !got[0].Simulated || got[0].MemoryUsedBytes < DefaultMemoryBytes/2 {
+			t.Errorf("load 0: got %.2f%%, simulated %v, %d bytes used; want exactly 0%%, simulated, a held GPU's memory", got[0].GPUUtilPercent, got[0].Simulated, got[0].MemoryUsedBytes)
+		}
+		if u := got[1].GPUUtilPercent; u < 35 || u > 45 {
+			t.Errorf("load 40: got %.2f%%, want 35-45", u)
+		}
+		want := Stats(groups, map[string]bool{ids[2]: true}, now)[2]
+		if *got[2] != *want {
+			t.Errorf("load %d: got %+v, want Stats' held GPU %+v", BusyUtilPercent, *got[2], *want)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // Allocation page: status, task states and events, assigned GPUs (with
-// live utilisation, from whichever node runs it), a live log tail
+// live utilisation and a sparkline of its history, from whichever node
+// runs it, and a warning when they are allocated but idle), a live log tail
 // (stdout/stderr) and an exec terminal.
 import { watch, get } from '../api.js';
 import { html, badge, ago, dateTime, shortId, sortBy } from '../format.js';
@@ -8,6 +9,7 @@ import { jobIDHref, nodeHref } from '../links.js';
 import { LogTail } from '../logtail.js';
 import { ExecPanel } from '../exec.js';
 import { pollStats, byID as statsByID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
+import { allocHistoryPath, historyByID, sparkline, idleWarning } from '../history.js';
 
 export default function allocPage(ctx) {
   const { main, signal } = ctx;
@@ -19,7 +21,7 @@ export default function allocPage(ctx) {
     <div id="err"></div>
     <div class="grid2">
       <section class="panel"><h2>Summary</h2><div id="summary"><p class="muted">Loading…</p></div></section>
-      <section class="panel"><h2>GPUs</h2><div id="gpus-err"></div><div id="gpus"><p class="muted">Loading…</p></div></section>
+      <section class="panel"><h2>GPUs</h2><div id="gpus-err"></div><div id="idle"></div><div id="gpus"><p class="muted">Loading…</p></div></section>
     </div>
     <section class="panel" style="margin-top:14px"><h2>Tasks</h2><div id="tasks"></div></section>
     <section class="panel"><h2>Logs</h2>
@@ -44,18 +46,27 @@ export default function allocPage(ctx) {
   // (the servers route the request there).
   let stats = null;
   let statsCtl = null;
+  // history: the GPUs' utilisation history and idle verdict, or null.
+  let history = null;
+  let historyCtl = null;
   const drawGPUs = () => {
     const tip = alloc && !terminal(alloc) ? WAIT_TIP : NO_STATS_TIP;
-    renderGPUs($('gpus'), alloc, node, stats, tip);
+    renderGPUs($('gpus'), alloc, node, stats, tip, history);
+    setHTML($('idle'), html`${alloc && !terminal(alloc) ? idleWarning(history) : ''}`);
   };
   const maybeStats = () => {
     if (!alloc || signal.aborted) return;
     if (terminal(alloc)) {
       statsCtl?.abort();
+      historyCtl?.abort();
       stats = null;
       return;
     }
     if (statsCtl || alloc.ClientStatus !== 'running') return;
+    historyCtl = pollStats(allocHistoryPath(alloc.ID), {
+      signal,
+      onData: (h) => { history = h; drawGPUs(); },
+    });
     statsCtl = pollStats(`/v1/client/allocation/${encodeURIComponent(alloc.ID)}/stats`, {
       signal,
       onData: (as) => { stats = statsByID(as); drawGPUs(); },
@@ -144,7 +155,8 @@ function taskHTML(name, s) {
     </tbody></table>` : ''}</div>`;
 }
 
-function renderGPUs(el, a, node, stats, tip) {
+function renderGPUs(el, a, node, stats, tip, history) {
+  const hist = historyByID(history);
   const byID = new Map();
   for (const g of node?.NodeResources?.Devices || []) {
     for (const inst of g.Instances || []) byID.set(inst.ID, { group: g, inst });
@@ -158,7 +170,9 @@ function renderGPUs(el, a, node, stats, tip) {
   setHTML(el, rows.length ? html`<table data-testid="alloc-gpus"><thead><tr><th>Task</th><th>GPU</th><th>Model</th><th>Memory</th><th>Utilisation</th><th>Health</th></tr></thead><tbody>
     ${rows.map((r) => html`<tr data-testid="alloc-gpu" data-gpu-id="${r.id}"><td>${r.task}</td><td class="mono" title="${r.id}">${r.id}</td>
       <td>${r.info?.group.Name || r.dev.Name}</td><td>${r.info?.group.Attributes?.memory || '—'}</td>${utilCell(stats?.get(r.id), tip)}
-      <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>`
+      <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>
+    ${history ? html`<h3>Utilisation history</h3><div class="sparks">${rows.map((r) => html`<div class="spark-row" data-testid="alloc-gpu-history" data-gpu-id="${r.id}">
+      <span class="mono small" title="${r.id}">${r.id.slice(0, 12)}…</span>${sparkline(hist.get(r.id), { threshold: history.IdleThresholdPercent, interval: history.Interval })}</div>`)}</div>` : ''}`
     : html`<p class="muted">This allocation holds no GPUs.</p>`);
 }
 

@@ -1,11 +1,12 @@
 // Node page: facts, one tile per GPU (model, memory, UUID, holder, health),
-// live GPU figures (when this agent runs the node's client), the GPU
-// link matrix, and the node's allocations. Live.
+// live GPU figures and a utilisation sparkline (read from the node through
+// the servers), the GPU link matrix, and the node's allocations. Live.
 import { watch } from '../api.js';
 import { html, badge, shortId, dateTime, ago } from '../format.js';
 import { setHTML, sectionHandlers } from '../dom.js';
 import { allocHref, jobIDHref } from '../links.js';
 import { pollStats, byID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
+import { nodeHistoryPath, historyByID, sparkline } from '../history.js';
 
 const LINKS = {
   nvlink: ['NV', 'NVLink'],
@@ -33,12 +34,15 @@ export default function nodePage(ctx) {
   // stats: live figures by GPU ID, or null; own: polling has started.
   let stats = null;
   let own = false; // set once polling starts
+  // history: the GPUs' utilisation history answer, or null.
+  let history = null;
   const draw = () => {
-    if (node) renderGPUs(main, node, allocs || [], stats, own ? WAIT_TIP : NO_STATS_TIP);
+    if (node) renderGPUs(main, node, allocs || [], stats, own ? WAIT_TIP : NO_STATS_TIP, history);
   };
   // Any agent answers for any node: the servers route the request to it.
   own = true;
   pollStats(`/v1/client/stats?node_id=${encodeURIComponent(id)}`, { signal, onData: (ns) => { stats = byID(ns); draw(); } });
+  pollStats(nodeHistoryPath(id), { signal, onData: (h) => { history = h; draw(); } });
 
   watch(`/v1/node/${encodeURIComponent(id)}`, {
     signal,
@@ -92,7 +96,8 @@ function renderNode(main, n) {
   </dl>`);
 }
 
-function renderGPUs(main, n, allocs, stats, tip) {
+function renderGPUs(main, n, allocs, stats, tip, history) {
+  const hist = historyByID(history);
   const holders = new Map();
   for (const a of allocs) {
     if (!live(a)) continue;
@@ -115,11 +120,11 @@ function renderGPUs(main, n, allocs, stats, tip) {
       ga.driver_version && `driver ${ga.driver_version}`, ga.cuda_version && `CUDA ${ga.cuda_version}`,
       ga.simulated === 'true' && 'simulated'].filter(Boolean).join(' · ');
     return html`<h3>${group.Vendor}/${group.Type}: ${group.Name} <span class="muted small">${facts}</span></h3>
-      <div class="tiles">${gpus.filter((g) => g.group === group).map((g) => tileHTML(g, holders.get(g.inst.ID), stats?.get(g.inst.ID), tip))}</div>`;
+      <div class="tiles">${gpus.filter((g) => g.group === group).map((g) => tileHTML(g, holders.get(g.inst.ID), stats?.get(g.inst.ID), tip, hist.get(g.inst.ID), history))}</div>`;
   }));
 }
 
-function tileHTML({ group, inst, index }, holder, s, tip) {
+function tileHTML({ group, inst, index }, holder, s, tip, h, history) {
   const ia = inst.Attributes || {};
   const st = statsText(s);
   const title = s ? st.title : tip;
@@ -139,6 +144,7 @@ function tileHTML({ group, inst, index }, holder, s, tip) {
       <dt>Memory used</dt><dd data-testid="gpu-mem-used" title="${title}">${st.mem}</dd>
       <dt>Temperature</dt><dd data-testid="gpu-temp" title="${title}">${st.temp}</dd>
       <dt>Power</dt><dd data-testid="gpu-power" title="${title}">${st.power}</dd>
+      <dt>History</dt><dd data-testid="gpu-history">${history ? sparkline(h, { threshold: history.IdleThresholdPercent, interval: history.Interval }) : html`<span class="muted small" title="${tip}">—</span>`}</dd>
       ${inst.HealthDescription || !inst.Healthy ? html`<dt>Health</dt><dd>${inst.HealthDescription || (inst.Healthy ? 'healthy' : 'unhealthy')}</dd>` : ''}
     </dl></div>`;
 }

@@ -1,5 +1,6 @@
-// Overview: GPUs by model, allocation ratio, node heat map, pending jobs
-// with their reasons, leader and servers.
+// Overview: GPUs by model, allocation ratio, cluster GPU use (how busy
+// the allocated GPUs are), node heat map, pending jobs with their
+// reasons, leader and servers.
 import { watch, get, poll, sleep, isAbort } from '../api.js';
 import { html, pct, plural, sortBy } from '../format.js';
 import { jobHref, nodeHref } from '../links.js';
@@ -7,8 +8,11 @@ import { latestFailure, whyHTML } from '../placement.js';
 import { setHTML, showError, sectionHandlers } from '../dom.js';
 import { Heatmap } from '../heatmap.js';
 import { navigate } from '../router.js';
+import { nodeHistoryPath } from '../history.js';
 
 const MAX_PENDING = 10;
+// MAX_USE_NODES bounds the nodes asked for their GPUs' use each round.
+const MAX_USE_NODES = 25;
 
 export default function overview(ctx) {
   const { main, signal } = ctx;
@@ -21,6 +25,8 @@ export default function overview(ctx) {
       <div class="counter ok"><div class="label">Free</div><div class="num" data-testid="gpu-free">—</div></div>
       <div class="counter"><div class="label">Unhealthy</div><div class="num" data-testid="gpu-unhealthy">—</div></div>
       <div class="counter"><div class="label">Allocation</div><div class="num" id="gpu-ratio">—</div><div class="bar"><span id="gpu-bar" style="width:0"></span></div></div>
+      <div class="counter" id="use-counter"><div class="label">Used of allocated</div><div class="num" data-testid="gpu-used">—</div>
+        <div class="bar"><span id="use-bar" style="width:0"></span></div><div class="muted small" data-testid="gpu-use-detail"></div></div>
     </div>
     <section class="panel"><h2>Nodes by GPU use <span class="muted small" id="heat-count"></span></h2>
       <div data-testid="heatmap" id="heatmap"></div>
@@ -42,9 +48,10 @@ export default function overview(ctx) {
   const [gpusDone, jobsDone, serversDone] = ctx.gate(3);
   const heat = new Heatmap($('heatmap'), { signal, onPick: (n) => navigate(nodeHref(n.ID)) });
 
+  const use = clusterUse(main, signal);
   watch('/v1/gpus', {
     signal,
-    ...sectionHandlers($('gpu-err'), (g) => renderGPUs(main, heat, g), gpusDone),
+    ...sectionHandlers($('gpu-err'), (g) => { renderGPUs(main, heat, g); use.update(g.Nodes || []); }, gpusDone),
   });
 
   const pending = pendingJobs($('pending'), $('pending-err'), signal);
@@ -88,6 +95,56 @@ function renderGPUs(main, heat, g) {
   const nodes = sortBy(g.Nodes || [], (n) => `${n.Datacenter}\u0000${n.Name}`);
   main.querySelector('#heat-count').textContent = plural(nodes.length, 'node');
   heat.set(nodes);
+}
+
+// clusterUse polls the GPU history of the nodes that have allocated GPUs
+// (at most MAX_USE_NODES) and shows how busy those GPUs are now: the sum
+// of their latest utilisation against their count, and how many sit
+// under the idle threshold.
+function clusterUse(main, signal) {
+  let nodes = [];
+  let started = false;
+  const round = async () => {
+    const held = nodes.filter((n) => n.Allocated > 0 && n.Status === 'ready');
+    const asked = held.slice(0, MAX_USE_NODES);
+    const answers = await Promise.all(asked.map((n) => get(nodeHistoryPath(n.ID), { signal, query: { window: '1m' } })
+      .then((r) => r.data)
+      .catch((err) => { if (isAbort(err)) throw err; return null; })));
+    renderUse(main, answers.filter(Boolean), asked.length, held.length);
+  };
+  return {
+    update(list) {
+      nodes = list;
+      if (!started) {
+        started = true;
+        poll(round, { signal, interval: 10000 });
+      }
+    },
+  };
+}
+
+function renderUse(main, answers, asked, held) {
+  let allocated = 0, used = 0, idle = 0;
+  for (const h of answers) {
+    for (const g of h.GPUs || []) {
+      const last = g.Samples?.[g.Samples.length - 1];
+      if (!g.Allocated || !last) continue;
+      allocated++;
+      used += Math.min(Math.max(last.GPUUtilPercent || 0, 0), 100) / 100;
+      if ((last.GPUUtilPercent || 0) < (h.IdleThresholdPercent || 5)) idle++;
+    }
+  }
+  const set = (sel, v) => {
+    const el = main.querySelector(sel);
+    if (el.textContent !== v) el.textContent = v;
+  };
+  set('[data-testid="gpu-used"]', allocated ? pct(used, allocated) : '—');
+  main.querySelector('#use-bar').style.width = allocated ? `${(100 * used) / allocated}%` : '0';
+  const missed = held - answers.length;
+  set('[data-testid="gpu-use-detail"]', allocated
+    ? `${used.toFixed(1)} of ${allocated} GPUs busy · ${idle} idle now${missed > 0 ? ` · ${missed} of ${held} nodes not read` : ''}`
+    : (held ? 'no reading yet' : 'no GPU allocated'));
+  main.querySelector('#use-counter').classList.toggle('warn', idle > 0);
 }
 
 function memory(bytes) {
