@@ -11,8 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,8 +36,50 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if n := killLeftTasks(droverBin); n > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: killed %d task processes that stopped agents left running\n", n)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// killLeftTasks kills what agents of this run left behind: a client
+// agent that is not -dev leaves its tasks running when it stops (the
+// next one re-attaches), so the raw_exec executors and exec inits (this
+// run's drover binary, bin) and their children's process groups outlive
+// the tests. It returns how many processes it signalled.
+func killLeftTasks(bin string) int {
+	entries, _ := os.ReadDir("/proc")
+	parents := map[int]bool{}
+	ppid := map[int]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if exe, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); strings.TrimSuffix(exe, " (deleted)") == bin {
+			parents[pid] = true
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := strings.LastIndexByte(string(stat), ')'); err == nil && i > 0 {
+			if f := strings.Fields(string(stat)[i+1:]); len(f) > 1 {
+				ppid[pid], _ = strconv.Atoi(f[1])
+			}
+		}
+	}
+	n := 0
+	for pid, parent := range ppid {
+		if parents[parent] && !parents[pid] {
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // the task's group
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	for pid := range parents {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		n++
+	}
+	return n
 }
 
 // freePorts returns n distinct free TCP ports on 127.0.0.1.
