@@ -70,9 +70,7 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation, token st
 	if err != nil {
 		return err
 	}
-	// drover.scheduler.process{type}: how long one evaluation takes to
-	// schedule, plans included.
-	defer metrics.MeasureSinceWithLabels([]string{"scheduler", "process"}, time.Now(), []metrics.Label{{Name: "type", Value: eval.Type}})
+	defer measureProcess(eval.Type, time.Now())
 	return sched.Process(eval.Copy())
 }
 
@@ -122,11 +120,9 @@ func (p *evalPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, sched
 	if err := p.owned("submit plan"); err != nil {
 		return nil, nil, err
 	}
-	// drover.plan.submit: from submitting a plan to the applier's answer
-	// (queueing, the re-check and the Raft commit).
 	start := time.Now()
 	result, err := p.srv.applier.Submit(p.ctx, plan)
-	metrics.MeasureSince([]string{"plan", "submit"}, start)
+	measurePlanSubmit(start)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,4 +185,16 @@ func (p *evalPlanner) ReblockEval(eval *structs.Evaluation) error {
 	e.ModifyTime = time.Now().UnixNano()
 	e.SnapshotIndex = max(e.SnapshotIndex, p.snapshotIndex)
 	return p.srv.upsertEvals(e)
+}
+
+// measureProcess records drover.scheduler.process{type}: how long one
+// evaluation took to schedule, plans included.
+func measureProcess(evalType string, start time.Time) {
+	metrics.MeasureSinceWithLabels([]string{"scheduler", "process"}, start, []metrics.Label{{Name: "type", Value: evalType}})
+}
+
+// measurePlanSubmit records drover.plan.submit: from submitting a plan
+// to the applier's answer (queueing, the re-check and the Raft commit).
+func measurePlanSubmit(start time.Time) {
+	metrics.MeasureSince([]string{"plan", "submit"}, start)
 }
