@@ -78,22 +78,7 @@ func checkDepth(filename string, src []byte, limits structs.Limits) error {
 		}
 		return nil
 	}
-	tokens, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
-	depth := 0
-	for _, tok := range tokens {
-		switch tok.Type {
-		case hclsyntax.TokenOBrace, hclsyntax.TokenOBrack, hclsyntax.TokenOParen,
-			hclsyntax.TokenOQuote, hclsyntax.TokenOHeredoc, hclsyntax.TokenTemplateInterp, hclsyntax.TokenTemplateControl:
-			if depth++; depth > limits.HCLMaxDepth {
-				return Errors{{Filename: filename, Line: tok.Range.Start.Line, Column: tok.Range.Start.Column, Summary: "Nested too deep",
-					Detail: fmt.Sprintf("blocks, lists, objects, parentheses and templates nest deeper than the limit %d (limits.hcl_max_depth)", limits.HCLMaxDepth)}}
-			}
-		case hclsyntax.TokenCBrace, hclsyntax.TokenCBrack, hclsyntax.TokenCParen,
-			hclsyntax.TokenCQuote, hclsyntax.TokenCHeredoc, hclsyntax.TokenTemplateSeqEnd:
-			depth = max(depth-1, 0)
-		}
-	}
-	return nil
+	return CheckHCLDepth(filename, src, limits.HCLMaxDepth)
 }
 
 func isJSON(filename string, src []byte) bool {

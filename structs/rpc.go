@@ -30,11 +30,41 @@ const (
 // instead of panicking.
 const IgnoreUnknownTypeFlag MessageType = 128
 
-// MsgpackHandle is the codec handle for Raft entries, snapshots and RPC.
+// MsgpackMaxDepth bounds how deep maps and arrays may nest in msgpack
+// that MsgpackHandle decodes. The deepest legitimate value is a task's
+// driver config (limits.task_config_max_depth, at most
+// TaskConfigMaxDepthCap) inside a job inside an allocation inside a
+// message: about ten levels more.
+const MsgpackMaxDepth = 96
+
+// TaskConfigMaxDepthCap is the most limits.task_config_max_depth may be:
+// a deeper config could not cross RPC or Raft (MsgpackMaxDepth).
+const TaskConfigMaxDepthCap = MsgpackMaxDepth - 32
+
+// MsgpackHandle is the codec handle for Raft entries, snapshots and RPC:
+// every msgpack Drover decodes from the network or disk goes through it.
+// (hashicorp/raft's transport decodes its own messages with its own
+// handle at the codec's defaults; they hold no interface values, so
+// their nesting and allocation are bounded by their types.)
+//
+// Its decoder is bounded against hostile bytes, before and after
+// authentication (the RPC port decodes a request before it checks the
+// token). Nesting past MsgpackMaxDepth is an error: the codec's default
+// depth, 1024, let 5 KB of nested arrays in a task config make a decode
+// allocate 255 MB. Initial allocation is the codec's own bound
+// (MaxInitLen 0): whatever length a peer declares for an array, map or
+// string, at most 256 KiB (4096 elements of large types) is made before
+// the elements arrive, and more only as they do; each level of nesting
+// can cost that much, so a message costs at most MsgpackMaxDepth times
+// it (about 60 MB of maps[string]any, measured). A count bound
+// (MaxInitLen > 0) would grow strings longer than it by that many bytes
+// at a time, copying each time: with 4096, a 1 MiB string took 220 ms
+// to decode instead of 7 ms.
 var MsgpackHandle = func() *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
 	h.RawToString = true
 	h.MapType = reflect.TypeOf(map[string]any(nil))
+	h.MaxDepth = MsgpackMaxDepth
 	return h
 }()
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/droverhq/drover/audit"
+	"github.com/droverhq/drover/jobspec"
 	"github.com/droverhq/drover/structs"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -181,8 +182,17 @@ func ParseConfigFile(path string) (*Config, error) {
 	return ParseConfig(path, src)
 }
 
-// ParseConfig parses agent config HCL.
+// ParseConfig parses agent config HCL. Nesting deeper than the default
+// limits.hcl_max_depth is refused first (jobspec.CheckHCLDepth): the
+// config is read before its limits block applies. So are number
+// literals with huge exponents (checkNumbers).
 func ParseConfig(filename string, src []byte) (*Config, error) {
+	if err := jobspec.CheckHCLDepth(filename, src, structs.DefaultLimits().HCLMaxDepth); err != nil {
+		return nil, err
+	}
+	if err := checkNumbers(filename, src); err != nil {
+		return nil, err
+	}
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.Pos{Line: 1, Column: 1})
 	if diags.HasErrors() {
 		return nil, diagError(diags)

@@ -101,6 +101,10 @@ func (c *Config) limits() (structs.Limits, error) {
 			return structs.Limits{}, fmt.Errorf("agent config: limits.%s %d must be positive", setting, v)
 		}
 	}
+	if l.TaskConfigMaxDepth > structs.TaskConfigMaxDepthCap {
+		return structs.Limits{}, fmt.Errorf("agent config: limits.task_config_max_depth %d over %d: deeper configs cannot cross RPC or Raft (structs.MsgpackMaxDepth)",
+			l.TaskConfigMaxDepth, structs.TaskConfigMaxDepthCap)
+	}
 	out := structs.Limits{
 		HTTPMaxBody: body, JSONMaxDepth: l.JSONMaxDepth, HCLMaxDepth: l.HCLMaxDepth,
 		JobMaxSize: jobSize, JobMaxCount: l.JobMaxCount, JobMaxGroups: l.JobMaxGroups,

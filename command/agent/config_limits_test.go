@@ -36,6 +36,12 @@ func TestLimitsConfig(t *testing.T) {
 		}(), ""},
 		{"bad size", []string{`limits { job_max_size = "lots" }`}, structs.Limits{}, `limits.job_max_size "lots"`},
 		{"negative", []string{`limits { device_max_count = -1 }`}, structs.Limits{}, "limits.device_max_count -1 must be positive"},
+		{"config depth at the cap", []string{`limits { task_config_max_depth = 64 }`}, func() structs.Limits {
+			l := structs.DefaultLimits()
+			l.TaskConfigMaxDepth = structs.TaskConfigMaxDepthCap
+			return l
+		}(), ""},
+		{"config depth over the cap", []string{`limits { task_config_max_depth = 65 }`}, structs.Limits{}, "limits.task_config_max_depth 65 over 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
