@@ -2,16 +2,71 @@ package structs
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/rpc"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
 
+// RPCMaxMessage is the most bytes a server reads for one request (header
+// and body) on an RPC connection or stream. The decoder bounds depth
+// (MsgpackMaxDepth) and what one container declares, but not the sum: a
+// peer, before any token is checked, could otherwise send a request of
+// any size. The largest legitimate requests are jobs (at most
+// JobMaxSizeCap) and batches of allocation updates.
+const RPCMaxMessage = 64 << 20
+
+// JobMaxSizeCap is the highest limits.job_max_size an agent accepts: a
+// job must fit one RPC request with room to spare.
+const JobMaxSizeCap = RPCMaxMessage / 2
+
+// ErrRPCMessageTooLarge is the read error of a request over
+// RPCMaxMessage; the connection is closed. (The codec reports it as
+// text: match the message.)
+var ErrRPCMessageTooLarge = errors.New("rpc request too large")
+
 // NewRPCServerCodec returns the net/rpc server codec for one connection to
-// the RPC port, after its protocol byte (RPCTypeRPC).
+// the RPC port, after its protocol byte (RPCTypeRPC). It reads at most
+// RPCMaxMessage bytes per request.
 func NewRPCServerCodec(conn io.ReadWriteCloser) rpc.ServerCodec {
-	return codec.GoRpc.ServerCodec(closeErrConn{conn}, MsgpackHandle)
+	return newBudgetCodec(conn, RPCMaxMessage)
+}
+
+func newBudgetCodec(conn io.ReadWriteCloser, max int64) rpc.ServerCodec {
+	budget := &budgetConn{ReadWriteCloser: closeErrConn{conn}, max: max}
+	return &budgetCodec{ServerCodec: codec.GoRpc.ServerCodec(budget, MsgpackHandle), conn: budget}
+}
+
+// budgetCodec refills its connection's read budget at each request.
+type budgetCodec struct {
+	rpc.ServerCodec
+	conn *budgetConn
+}
+
+func (c *budgetCodec) ReadRequestHeader(r *rpc.Request) error {
+	c.conn.left = c.conn.max // net/rpc reads one request at a time
+	return c.ServerCodec.ReadRequestHeader(r)
+}
+
+// budgetConn fails reads once left bytes were read since the last refill.
+// The codec reads through a buffer, so a request is charged a buffer's
+// worth of the next one at most.
+type budgetConn struct {
+	io.ReadWriteCloser
+	max, left int64
+}
+
+func (c *budgetConn) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, fmt.Errorf("%w: over %d bytes", ErrRPCMessageTooLarge, c.max)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadWriteCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // NewRPCClientCodec returns the net/rpc client codec for a connection on

@@ -1,34 +1,51 @@
 package structs
 
 import (
-	"errors"
 	"net"
 	"net/rpc"
+	"strings"
 	"testing"
 )
 
-// TestClosedCodecFailsReads guards the go-msgpack workaround: after Close,
-// reads must fail, or net/rpc's reader goroutine spins forever.
-func TestClosedCodecFailsReads(t *testing.T) {
-	a, b := net.Pipe()
-	defer b.Close()
-	cc := NewRPCClientCodec(a)
-	if err := cc.Close(); !errors.Is(err, ErrRPCConnClosed) {
-		t.Errorf("client Close() = %v, want ErrRPCConnClosed", err)
-	}
-	var resp rpc.Response
-	if err := cc.ReadResponseHeader(&resp); err == nil {
-		t.Error("ReadResponseHeader after Close returned nil; net/rpc would spin")
-	}
+// TestRPCServerCodecBudget: requests under the budget are read one after
+// another (it is refilled per request); one over it fails with
+// ErrRPCMessageTooLarge instead of being read whole.
+func TestRPCServerCodecBudget(t *testing.T) {
+	const budget = 64 << 10
+	srvConn, cliConn := net.Pipe()
+	defer srvConn.Close()
+	server := newBudgetCodec(srvConn, budget)
+	client := NewRPCClientCodec(cliConn)
+	defer client.Close()
 
-	c, d := net.Pipe()
-	defer d.Close()
-	sc := NewRPCServerCodec(c)
-	if err := sc.Close(); !errors.Is(err, ErrRPCConnClosed) {
-		t.Errorf("server Close() = %v, want ErrRPCConnClosed", err)
+	type body struct{ S string }
+	sizes := []int{budget / 2, budget / 2, budget / 2, 4 * budget}
+	go func() {
+		for i, n := range sizes {
+			req := &rpc.Request{ServiceMethod: "Test.Echo", Seq: uint64(i)}
+			if err := client.WriteRequest(req, &body{S: strings.Repeat("x", n)}); err != nil {
+				return // the server hung up on the big one
+			}
+		}
+	}()
+	for i, n := range sizes[:3] {
+		var req rpc.Request
+		if err := server.ReadRequestHeader(&req); err != nil {
+			t.Fatalf("request %d header: %v", i, err)
+		}
+		var got body
+		if err := server.ReadRequestBody(&got); err != nil || len(got.S) != n {
+			t.Fatalf("request %d (%d bytes, under the budget): %d bytes read, err %v", i, n, len(got.S), err)
+		}
 	}
 	var req rpc.Request
-	if err := sc.ReadRequestHeader(&req); err == nil {
-		t.Error("ReadRequestHeader after Close returned nil; net/rpc would spin")
+	err := server.ReadRequestHeader(&req)
+	if err == nil {
+		var got body
+		err = server.ReadRequestBody(&got)
 	}
+	if err == nil || !strings.Contains(err.Error(), ErrRPCMessageTooLarge.Error()) {
+		t.Fatalf("request over the budget: %v, want %v", err, ErrRPCMessageTooLarge)
+	}
+	_ = server.Close()
 }

@@ -92,6 +92,10 @@ func (c *Config) limits() (structs.Limits, error) {
 	if err != nil {
 		return structs.Limits{}, err
 	}
+	if jobSize > structs.JobMaxSizeCap {
+		return structs.Limits{}, fmt.Errorf("agent config: limits.job_max_size %q over %d bytes: a job must fit one RPC request (structs.RPCMaxMessage)",
+			l.JobMaxSize, structs.JobMaxSizeCap)
+	}
 	for setting, v := range map[string]int{
 		"json_max_depth": l.JSONMaxDepth, "hcl_max_depth": l.HCLMaxDepth, "job_max_count": l.JobMaxCount,
 		"job_max_groups": l.JobMaxGroups, "job_max_tasks": l.JobMaxTasks, "device_max_count": l.DeviceMaxCount,

@@ -42,6 +42,12 @@ func TestLimitsConfig(t *testing.T) {
 			return l
 		}(), ""},
 		{"config depth over the cap", []string{`limits { task_config_max_depth = 65 }`}, structs.Limits{}, "limits.task_config_max_depth 65 over 64"},
+		{"job size at the cap", []string{`limits { job_max_size = "32MiB" }`}, func() structs.Limits {
+			l := structs.DefaultLimits()
+			l.JobMaxSize = structs.JobMaxSizeCap
+			return l
+		}(), ""},
+		{"job size over the cap", []string{`limits { job_max_size = "33MiB" }`}, structs.Limits{}, `limits.job_max_size "33MiB" over 33554432 bytes`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
