@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 	"github.com/droverhq/drover/drivers/taskuser"
 	"github.com/droverhq/drover/structs"
 )
@@ -124,7 +125,7 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	go t.wait()
 	state := map[string]string{
 		statePID: strconv.Itoa(t.pid), stateInitStart: strconv.FormatUint(t.initStart, 10),
-		stateStatusFile: t.statusFile, statePIDFile: t.pidFile, stateIsolation: "on", stateBootID: bootID(),
+		stateStatusFile: t.statusFile, statePIDFile: t.pidFile, stateIsolation: "on", stateBootID: hostexec.BootID(),
 	}
 	if t.cgroup != nil {
 		state["cgroup"] = t.cgroup.memoryDir()

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 	"github.com/droverhq/drover/drivers/taskuser"
 )
 
@@ -95,7 +96,7 @@ func stateFiles(taskDir, id string) (statusFile, pidPath string) {
 
 // writePIDFile writes pf at path atomically.
 func writePIDFile(path string, pf pidFile) error {
-	pf.BootID = bootID()
+	pf.BootID = hostexec.BootID()
 	buf, err := json.Marshal(pf)
 	if err != nil {
 		return err
@@ -239,7 +240,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		d.logger.Debug("recovered task that ended", "task_id", h.ID, "result", res)
 		return nil
 	}
-	if start, ok := procStart(hs.pid); !ok || start != hs.initStart || (hs.bootID != "" && hs.bootID != bootID()) {
+	if start, ok := hostexec.ProcStart(hs.pid); !ok || start != hs.initStart || (hs.bootID != "" && hs.bootID != hostexec.BootID()) {
 		return fmt.Errorf("recover %s: task init %d is gone and left no exit status: %w", h.ID, hs.pid, drivers.ErrTaskNotFound)
 	}
 	if hs.isolated && hs.execSocket != "" {
@@ -266,7 +267,7 @@ func (t *task) poll(every time.Duration) {
 			t.finish(res)
 			return
 		}
-		if start, ok := procStart(t.pid); ok && start == t.initStart {
+		if start, ok := hostexec.ProcStart(t.pid); ok && start == t.initStart {
 			continue
 		}
 		res, err := readStatus(t.statusFile) // written just before it exited?
@@ -303,7 +304,7 @@ func (t *task) signalRecovered(sig syscall.Signal) (bool, error) {
 	if _, err := os.Stat(t.statusFile); err == nil {
 		return false, nil // ended; the poller has not noticed yet
 	}
-	if start, ok := procStart(t.pid); !ok || start != t.initStart {
+	if start, ok := hostexec.ProcStart(t.pid); !ok || start != t.initStart {
 		return false, nil
 	}
 	if sig == syscall.SIGKILL {
@@ -354,16 +355,16 @@ func (d *Driver) killNoted(ctx context.Context, pf pidFile) error {
 		}
 		return g.removeCtx(ctx)
 	}
-	if pf.InitPID <= 1 || pf.InitPID == os.Getpid() || (pf.BootID != "" && pf.BootID != bootID()) {
+	if pf.InitPID <= 1 || pf.InitPID == os.Getpid() || (pf.BootID != "" && pf.BootID != hostexec.BootID()) {
 		return nil
 	}
-	start, ok := procStart(pf.InitPID)
+	start, ok := hostexec.ProcStart(pf.InitPID)
 	if !ok || start != pf.InitStart {
 		return nil
 	}
 	_ = syscall.Kill(-pf.InitPID, syscall.SIGKILL)
 	for ctx.Err() == nil {
-		if s, ok := procStart(pf.InitPID); !ok || s != start {
+		if s, ok := hostexec.ProcStart(pf.InitPID); !ok || s != start {
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -425,7 +426,7 @@ func (d *Driver) notedRunning(pf pidFile) bool {
 		g, err := d.ownCgroup(pf.Cgroups)
 		return err == nil && len(g.procs()) > 0
 	}
-	start, ok := procStart(pf.InitPID)
+	start, ok := hostexec.ProcStart(pf.InitPID)
 	return ok && start == pf.InitStart
 }
 
@@ -435,39 +436,4 @@ func (d *Driver) notedRunning(pf pidFile) bool {
 func isExecSocket(path string) bool {
 	base := filepath.Base(path)
 	return filepath.IsAbs(path) && strings.HasPrefix(base, ".drover-exec-") && strings.HasSuffix(base, ".sock")
-}
-
-// procStart returns the start time (clock ticks since boot) of a live,
-// non-zombie process, or false. Together with the PID it names one
-// process for good: a PID reused later has a different start time.
-func procStart(pid int) (uint64, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	// Fields after the command: state is the first (field 3), start
-	// time the 20th (field 22).
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" {
-		return 0, false
-	}
-	start, err := strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return start, true
-}
-
-// bootID returns the kernel's boot ID ("" when unreadable).
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
 }

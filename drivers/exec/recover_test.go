@@ -18,13 +18,14 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 )
 
 // liveInit reports whether the init the handle names still runs.
 func liveInit(h *drivers.TaskHandle) bool {
 	pid, _ := strconv.Atoi(h.State[statePID])
 	start, _ := strconv.ParseUint(h.State[stateInitStart], 10, 64)
-	s, ok := procStart(pid)
+	s, ok := hostexec.ProcStart(pid)
 	return ok && s == start
 }
 

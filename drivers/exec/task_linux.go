@@ -112,7 +112,7 @@ func launch(s launchSpec) (*task, error) {
 		t.release()
 		return nil, err
 	}
-	t.initStart, _ = procStart(t.pid)
+	t.initStart, _ = hostexec.ProcStart(t.pid)
 	pf := pidFile{TaskID: s.cfg.ID, Cgroups: cgroupDirs(t.cgroup), InitPID: t.pid, InitStart: t.initStart, ExecSocket: t.ctlPath}
 	if err := writePIDFile(t.pidFile, pf); err != nil {
 		_ = syscall.Kill(-t.pid, syscall.SIGKILL)

@@ -2,7 +2,8 @@
 // whose tasks are host processes, raw_exec and exec: the standard
 // streams between an exec'd command and the caller (pipes, or a
 // pseudo-terminal from github.com/creack/pty), and, for a command the
-// driver starts itself, its start, kill and wait (Run).
+// driver starts itself, its start, kill and wait (Run); and what names a
+// host process for good across agent restarts (ProcStart, BootID).
 //
 // It knows nothing of tasks or isolation: the driver decides where and
 // how the command runs (its environment, dir, namespaces) and hands this

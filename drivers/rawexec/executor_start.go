@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 )
 
 // startExecutor starts the executor for spec and waits for its report:
@@ -49,7 +50,7 @@ func (d *Driver) startExecutor(spec *executorSpec) (*task, uint64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("executor: %w", err)
 	}
-	shimStart, _ := procStart(cmd.Process.Pid)
+	shimStart, _ := hostexec.ProcStart(cmd.Process.Pid)
 	var rep executorReport
 	if err := json.NewDecoder(rr).Decode(&rep); err != nil {
 		werr := cmd.Wait()

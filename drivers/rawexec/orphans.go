@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 )
 
 var _ drivers.OrphanKiller = (*Driver)(nil)
@@ -51,9 +52,9 @@ func writePIDFile(path, taskID string, pid int) {
 	if path == "" {
 		return
 	}
-	start, _ := procStart(os.Getpid())
-	taskStart, _ := procStart(pid) // the child is not reaped yet: it is ours
-	buf, err := json.Marshal(pidFile{TaskID: taskID, PID: pid, TaskStart: taskStart, ExecutorPID: os.Getpid(), ExecutorStart: start, BootID: bootID()})
+	start, _ := hostexec.ProcStart(os.Getpid())
+	taskStart, _ := hostexec.ProcStart(pid) // the child is not reaped yet: it is ours
+	buf, err := json.Marshal(pidFile{TaskID: taskID, PID: pid, TaskStart: taskStart, ExecutorPID: os.Getpid(), ExecutorStart: start, BootID: hostexec.BootID()})
 	if err != nil {
 		return
 	}
@@ -126,8 +127,8 @@ func readPIDFile(path string) (pidFile, error) {
 // at pf.TaskStart.
 func killTask(ctx context.Context, pf pidFile) (bool, error) {
 	pid, start := pf.ExecutorPID, pf.ExecutorStart
-	if s, ok := procStart(pid); !ok || s != start {
-		if s, ok := procStart(pf.PID); !ok || pf.TaskStart == 0 || s != pf.TaskStart {
+	if s, ok := hostexec.ProcStart(pid); !ok || s != start {
+		if s, ok := hostexec.ProcStart(pf.PID); !ok || pf.TaskStart == 0 || s != pf.TaskStart {
 			return false, nil
 		}
 		pid, start = pf.PID, pf.TaskStart
@@ -137,7 +138,7 @@ func killTask(ctx context.Context, pf pidFile) (bool, error) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	waitGone(ctx, pid, start)
-	if s, ok := procStart(pid); ok && s == start {
+	if s, ok := hostexec.ProcStart(pid); ok && s == start {
 		return true, fmt.Errorf("raw_exec: task %s: process %d still runs after SIGKILL", pf.TaskID, pid)
 	}
 	return true, nil
@@ -193,7 +194,7 @@ func killable(pf pidFile) bool {
 	switch {
 	case pf.PID <= 1, pf.ExecutorPID <= 1, pf.PID == self, pf.ExecutorPID == self, pf.PID == group:
 		return false
-	case pf.BootID != "" && pf.BootID != bootID():
+	case pf.BootID != "" && pf.BootID != hostexec.BootID():
 		return false
 	}
 	if pg, err := syscall.Getpgid(pf.PID); err == nil && pg != pf.PID {
@@ -208,7 +209,7 @@ func killable(pf pidFile) bool {
 func waitGone(ctx context.Context, pid int, start uint64) {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if s, ok := procStart(pid); !ok || s != start {
+		if s, ok := hostexec.ProcStart(pid); !ok || s != start {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/droverhq/drover/drivers/hostexec"
 )
 
 // TestKillable: the orphan killer never signals init, the agent itself
@@ -15,7 +17,7 @@ func TestKillable(t *testing.T) {
 		pf   pidFile
 		want bool
 	}{
-		{"a task of this boot", pidFile{PID: other, ExecutorPID: other + 1, BootID: bootID()}, true},
+		{"a task of this boot", pidFile{PID: other, ExecutorPID: other + 1, BootID: hostexec.BootID()}, true},
 		{"init", pidFile{PID: 1, ExecutorPID: other}, false},
 		{"pid 0", pidFile{PID: 0, ExecutorPID: other}, false},
 		{"the agent", pidFile{PID: os.Getpid(), ExecutorPID: other}, false},

@@ -58,6 +58,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/hostexec"
 	"github.com/droverhq/drover/drivers/taskuser"
 	"github.com/droverhq/drover/structs"
 )
@@ -253,7 +254,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		d.logger.Debug("recovered task that ended", "task_id", h.ID, "result", res)
 		return nil
 	}
-	if start, ok := procStart(shimPID); !ok || start != shimStart {
+	if start, ok := hostexec.ProcStart(shimPID); !ok || start != shimStart {
 		return fmt.Errorf("recover %s: executor %d is gone and left no exit status: %w", h.ID, shimPID, drivers.ErrTaskNotFound)
 	}
 	d.tasks[h.ID] = t
@@ -292,7 +293,7 @@ func (t *task) poll(every time.Duration, shimStart uint64) {
 			t.finish(res)
 			return
 		}
-		if start, ok := procStart(t.shimPID); ok && start == shimStart {
+		if start, ok := hostexec.ProcStart(t.shimPID); ok && start == shimStart {
 			continue
 		}
 		res, err := readStatus(t.statusFile) // written just before it exited?

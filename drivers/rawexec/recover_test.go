@@ -13,6 +13,7 @@ import (
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/drivertest"
+	"github.com/droverhq/drover/drivers/hostexec"
 )
 
 // startForRecovery starts script with a first driver (the "old agent")
@@ -85,7 +86,7 @@ func TestRecoverThenStop(t *testing.T) {
 	if got := waitResult(t, d, h.ID); got.Signal != int(syscall.SIGTERM) {
 		t.Errorf("result = %v, want signal %d", got, syscall.SIGTERM)
 	}
-	if _, alive := procStart(pid); alive {
+	if _, alive := hostexec.ProcStart(pid); alive {
 		t.Errorf("task %d still alive after Stop", pid)
 	}
 	if err := d.Destroy(h.ID); err != nil {
@@ -208,7 +209,7 @@ func startWithDeadExecutor(t *testing.T, root, id string) (*drivers.TaskHandle, 
 		t.Fatal(err)
 	}
 	waitGone(context.Background(), shim, shimStart)
-	if s, ok := procStart(shim); ok && s == shimStart {
+	if s, ok := hostexec.ProcStart(shim); ok && s == shimStart {
 		t.Fatal("executor still alive after SIGKILL")
 	}
 	if err := syscall.Kill(pid, 0); err != nil {
@@ -218,7 +219,7 @@ func startWithDeadExecutor(t *testing.T, root, id string) (*drivers.TaskHandle, 
 }
 
 func taskAlive(pid int, start uint64) bool {
-	s, ok := procStart(pid)
+	s, ok := hostexec.ProcStart(pid)
 	return ok && s == start
 }
 
@@ -230,7 +231,7 @@ func TestOrphanWithDeadExecutorIsKilled(t *testing.T) {
 	d := newDriver()
 
 	_, pid := startWithDeadExecutor(t, root, "sweep")
-	start, _ := procStart(pid)
+	start, _ := hostexec.ProcStart(pid)
 	killed, err := d.KillOrphans(context.Background(), root, nil)
 	if err != nil {
 		t.Fatalf("KillOrphans: %v", err)
@@ -243,7 +244,7 @@ func TestOrphanWithDeadExecutorIsKilled(t *testing.T) {
 	}
 
 	h, pid := startWithDeadExecutor(t, root, "handle")
-	start, _ = procStart(pid)
+	start, _ = hostexec.ProcStart(pid)
 	if err := d.RecoverTask(h); !errors.Is(err, drivers.ErrTaskNotFound) {
 		t.Fatalf("RecoverTask with the executor gone = %v, want ErrTaskNotFound", err)
 	}

@@ -1,4 +1,4 @@
-package rawexec
+package hostexec
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// procStart returns the start time (clock ticks since boot) of a live,
+// ProcStart returns the start time (clock ticks since boot) of a live,
 // non-zombie process, or false. Together with the PID it names one
 // process for good: a PID reused later has a different start time.
-func procStart(pid int) (uint64, bool) {
+func ProcStart(pid int) (uint64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
@@ -33,8 +33,8 @@ func procStart(pid int) (uint64, bool) {
 	return start, true
 }
 
-// bootID returns the kernel's boot ID ("" when unreadable).
-func bootID() string {
+// BootID returns the kernel's boot ID ("" when unreadable).
+func BootID() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
