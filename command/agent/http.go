@@ -207,6 +207,7 @@ func (h *httpAPI) routes() {
 	h.aclRoutes(m)
 	h.keyringRoutes(m)
 	h.systemRoutes(m)
+	h.eventRoutes(m) // http_events.go
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()
