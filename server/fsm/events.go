@@ -146,11 +146,10 @@ func nodeEvents(t structs.MessageType, c memdb.Change) []structs.Event {
 	return append(out, gpuHealthEvents(before, after)...)
 }
 
-// nodeEvent is an event of the node without its secret.
+// nodeEvent is an event of the node without its secret
+// (events_shape.go).
 func nodeEvent(typ string, n *structs.Node) structs.Event {
-	node := *n
-	node.SecretID = ""
-	return structs.Event{Topic: structs.TopicNode, Type: typ, Key: node.ID, Payload: map[string]any{"Node": &node}}
+	return structs.Event{Topic: structs.TopicNode, Type: typ, Key: n.ID, Payload: map[string]any{"Node": eventNode(n)}}
 }
 
 // GPUHealth is the payload of a GPU topic event ({"GPU": ...}).

@@ -1,8 +1,10 @@
 package fsm
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,7 +41,7 @@ func gpuNode(id string, healthy bool) *structs.Node {
 	n := testNode(id)
 	n.SecretID = "secret-" + id
 	n.NodeResources = &structs.NodeResources{Devices: []*structs.NodeDeviceResource{{
-		Vendor: "nvidia", Type: "gpu", Name: "H100",
+		Vendor: "nvidia", Type: "gpu", Name: "H100", Attributes: map[string]string{"memory": "80 GiB"},
 		Instances: []*structs.NodeDevice{{ID: "GPU-a", Healthy: true}, {ID: "GPU-b", Healthy: healthy}},
 	}}}
 	return n
@@ -126,9 +128,12 @@ func TestEventPayloads(t *testing.T) {
 	for _, e := range rec.events {
 		byType[e.Type] = e
 	}
-	node := byType[structs.TypeNodeRegistration].Payload["Node"].(*structs.Node)
+	node := byType[structs.TypeNodeRegistration].Payload["Node"].(*EventNode)
 	if node.SecretID != "" || node.ID != "n1" {
 		t.Errorf("node payload: ID %q SecretID %q, want n1 and no secret", node.ID, node.SecretID)
+	}
+	if b, _ := json.Marshal(node); !strings.Contains(string(b), `"Attributes":{"memory":{"String":"80 GiB"}}`) || strings.Contains(string(b), "secret") {
+		t.Errorf("node payload JSON: %s, want Nomad-shaped device attributes and no secret", b)
 	}
 	if stored, _ := f.State().NodeByID(nil, "n1"); stored.SecretID != "secret-n1" {
 		t.Errorf("the stored node lost its secret: %q", stored.SecretID)
