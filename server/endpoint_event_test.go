@@ -167,3 +167,29 @@ func TestEventStream_BadRequest(t *testing.T) {
 		t.Errorf("unknown topic: %v, want invalid naming it", err)
 	}
 }
+
+// TestEventStream_Follower: a follower publishes the entries it applies
+// into its own buffer, so a stream from it sees the leader's writes.
+func TestEventStream_Follower(t *testing.T) {
+	t.Parallel()
+	c := newTestCluster(t, 3)
+	leader := c.WaitForLeader(5 * time.Second)
+	follower := c.Followers()[0]
+	conn, err := openEvents(t, follower, "", &structs.EventStreamRequest{Topics: map[string][]string{"Job": {"from-leader"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	registerJob(t, leader, gpuJob("from-leader", structs.JobTypeBatch, 1, 0))
+	for {
+		f, _, err := readMsg(t, conn)
+		if err != nil {
+			t.Fatalf("follower's stream: %v", err)
+		}
+		if len(f.Events) > 0 {
+			if e := f.Events[0]; e.Type != structs.TypeJobRegistered || e.Key != "from-leader" {
+				t.Errorf("first event: %s %s, want JobRegistered from-leader", e.Type, e.Key)
+			}
+			return
+		}
+	}
+}
