@@ -12,7 +12,7 @@ const module = "github.com/droverhq/drover"
 
 // layerOf places a package in the one-way dependency order of the design:
 //
-//	structs, audit <- jobspec, boltfile, drivers/*, api, ui, acl, tlsconf <- server/*, client/* <- command/agent <- command <- main
+//	structs, audit <- jobspec, boltfile, drivers/*, api, ui, acl, tlsconf, telemetry <- server/*, client/* <- command/agent <- command <- main
 //
 // A package may import packages of a lower layer, and packages of its own
 // family (server/* from server/*, ...), nothing else. audit is a leaf
@@ -27,7 +27,7 @@ func layerOf(pkg string) (layer int, family string) {
 		return 0, "structs"
 	case rel == "audit":
 		return 0, "audit"
-	case top == "jobspec", top == "boltfile", top == "drivers", top == "api", top == "ui", top == "acl", top == "tlsconf":
+	case top == "jobspec", top == "boltfile", top == "drivers", top == "api", top == "ui", top == "acl", top == "tlsconf", top == "telemetry":
 		return 1, top
 	case top == "server", top == "client":
 		return 2, top

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/client/allocrunner"
+	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -58,13 +59,25 @@ func (c *Client) watchAllocs(ctx context.Context) {
 	}
 }
 
+// DescStoppedBeforeRun is the client description (and task event) of an
+// allocation the servers stopped before its client ran it.
+const DescStoppedBeforeRun = "allocation stopped before it ran"
+
+// DescStoppedUntracked is the description of an allocation the servers
+// stopped while they listed it running on this client, which has no
+// runner for it: the client lost its state, and killed the tasks it
+// found without one (crashsafe.go).
+const DescStoppedUntracked = "allocation stopped; its client had lost track of it and killed its tasks"
+
 // reconcile starts runners for new allocations the servers want running,
-// passes updates to existing runners, ignores terminal allocations it
-// never ran, and kills runners of allocations the servers dropped, then
-// destroys them (state and dir) once their tasks are dead.
+// passes updates to existing runners, reports complete the allocations
+// stopped before it ran them (and otherwise ignores terminal allocations
+// it never ran), and kills runners of allocations the servers dropped,
+// then destroys them (state and dir) once their tasks are dead.
 func (c *Client) reconcile(allocs []*structs.Allocation) {
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
+	c.reconciled = true
 	seen := make(map[string]bool, len(allocs))
 	for _, a := range allocs {
 		seen[a.ID] = true
@@ -77,9 +90,15 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 			continue
 		}
 		if a.TerminalStatus() {
+			c.reportStoppedBeforeRunLocked(a)
 			continue
 		}
 		c.startRunnerLocked(a)
+	}
+	for id := range c.settled {
+		if !seen[id] {
+			delete(c.settled, id)
+		}
 	}
 	for id, r := range c.runners {
 		if seen[id] {
@@ -95,6 +114,44 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 			r.ar.Kill("allocation removed by the servers")
 		}
 	}
+}
+
+// reportStoppedBeforeRunLocked reports a, which the servers stopped
+// while its client status was still pending (or running, on a client
+// that lost its state) and which this client has no runner for and never
+// destroyed one of, as complete, once: nothing else would ever finish
+// it, and it would stay pending or running in its job's summary for
+// good. Its tasks are reported dead with a Killed event saying why.
+func (c *Client) reportStoppedBeforeRunLocked(a *structs.Allocation) {
+	desc := DescStoppedBeforeRun
+	switch {
+	case c.settled[a.ID]:
+		return
+	case a.ClientStatus == structs.AllocClientStatusRunning:
+		desc = DescStoppedUntracked
+	case a.ClientStatus != structs.AllocClientStatusPending:
+		return
+	}
+	c.settled[a.ID] = true
+	now := time.Now()
+	u := &structs.Allocation{
+		ID: a.ID, NodeID: a.NodeID, JobID: a.JobID, Namespace: a.Namespace,
+		ClientStatus: structs.AllocClientStatusComplete, ClientDescription: desc,
+		TaskStates: map[string]*structs.TaskState{},
+	}
+	var tasks []*structs.Task
+	if a.Job != nil {
+		if tg := a.Job.LookupTaskGroup(a.TaskGroup); tg != nil {
+			tasks = tg.Tasks
+		}
+	}
+	for _, t := range tasks {
+		u.TaskStates[t.Name] = &structs.TaskState{State: structs.TaskStateDead, FinishedAt: now,
+			Events: []*structs.TaskEvent{{Type: structs.TaskKilled, Time: now.UnixNano(),
+				Message: desc, DisplayMessage: desc}}}
+	}
+	c.logger.Info("reporting a stopped allocation complete", "alloc_id", a.ID, "job", a.JobID, "reason", desc)
+	c.queueUpdate(u)
 }
 
 func (c *Client) startRunnerLocked(a *structs.Allocation) {
@@ -133,9 +190,15 @@ func (c *Client) restoreRunners() {
 		c.logger.Error("unreadable allocation state; forgetting it", "alloc_id", id, "error", err)
 		_ = c.db.DeleteAlloc(id)
 	}
-	c.killOrphans(stored)
-	c.allocMu.Lock()
-	defer c.allocMu.Unlock()
+	// Runners first, so that the tasks of an allocation whose runner
+	// cannot be made are not kept from the orphan sweep: nothing would
+	// watch them.
+	type restored struct {
+		s  *state.Alloc
+		ar *allocrunner.AllocRunner
+	}
+	var ok []restored
+	var kept []*state.Alloc
 	for _, s := range stored {
 		a := s.Alloc
 		ar, err := allocrunner.New(&allocrunner.Config{
@@ -150,12 +213,21 @@ func (c *Client) restoreRunners() {
 			Users:      c.cfg.Users,
 		})
 		if err != nil {
-			c.logger.Error("cannot restore allocation", "alloc_id", a.ID, "error", err)
+			c.logger.Error("cannot restore allocation; its tasks are killed", "alloc_id", a.ID, "error", err)
+			_ = c.db.DeleteAlloc(a.ID)
 			continue
 		}
-		c.runners[a.ID] = &runner{ar: ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus}
-		c.logger.Info("restored allocation", "alloc_id", a.ID, "job", a.JobID, "running_tasks", len(s.TaskHandles))
-		go ar.Run()
+		ok = append(ok, restored{s, ar})
+		kept = append(kept, s)
+	}
+	c.killOrphans(kept)
+	c.allocMu.Lock()
+	defer c.allocMu.Unlock()
+	for _, r := range ok {
+		a := r.s.Alloc
+		c.runners[a.ID] = &runner{ar: r.ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus}
+		c.logger.Info("restored allocation", "alloc_id", a.ID, "job", a.JobID, "running_tasks", len(r.s.TaskHandles))
+		go r.ar.Run()
 	}
 }
 

@@ -145,9 +145,17 @@ type Client struct {
 
 	allocMu sync.Mutex
 	runners map[string]*runner
+	// reconciled is set once the runners follow the servers' list of
+	// allocations (reconcile ran once); guarded by allocMu.
+	reconciled bool
 	// trashKick wakes gcLoop to remove the dirs destroyLocked moved to
 	// the trash (gc.go).
 	trashKick chan struct{}
+	// settled holds allocations without a runner that reconcile must not
+	// report as stopped before they ran: reported so once already, or run
+	// here and destroyed (allocs.go, gc.go). Guarded by allocMu; an ID
+	// goes when the servers stop listing it.
+	settled map[string]bool
 
 	updMu   sync.Mutex
 	pending map[string]*structs.Allocation
@@ -187,6 +195,7 @@ func NewClient(cfg *Config) (*Client, error) {
 		cfg:         *cfg,
 		runners:     map[string]*runner{},
 		trashKick:   make(chan struct{}, 1),
+		settled:     map[string]bool{},
 		pending:     map[string]*structs.Allocation{},
 		registered:  make(chan struct{}),
 		updaterDone: make(chan struct{}),

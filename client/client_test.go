@@ -187,7 +187,10 @@ func TestStopAlloc(t *testing.T) {
 	}
 }
 
-func TestIgnoresTerminalAllocsItNeverRan(t *testing.T) {
+// TestReportsAllocsStoppedBeforeTheyRan: an allocation the servers
+// stopped while it was still pending is reported complete, once, without
+// running; one already finished gets no update; neither gets a dir.
+func TestReportsAllocsStoppedBeforeTheyRan(t *testing.T) {
 	srv := newFakeServer(t, time.Second)
 	c := startClient(t, testConfig(t, srv.addr()))
 	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
@@ -195,16 +198,54 @@ func TestIgnoresTerminalAllocsItNeverRan(t *testing.T) {
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
 	finished := batchAlloc(c.NodeID(), "echo should-not-run")
 	finished.ClientStatus = structs.AllocClientStatusComplete
+	// Listed running, but this client has no runner for it (it lost its
+	// state, and killed the tasks): stopped, it is reported complete too.
+	untracked := batchAlloc(c.NodeID(), "echo should-not-run")
+	untracked.DesiredStatus = structs.AllocDesiredStatusStop
+	untracked.ClientStatus = structs.AllocClientStatusRunning
 	marker := batchAlloc(c.NodeID(), "exit 0")
 	srv.putAlloc(stopped)
 	srv.putAlloc(finished)
+	srv.putAlloc(untracked)
 	srv.putAlloc(marker)
-	// Once the later allocation is reported, the earlier ones were seen.
-	waitFor(t, "marker alloc complete", func() bool { return srv.alloc(marker.ID).ClientStatus == structs.AllocClientStatusComplete })
+	waitFor(t, "stopped allocs reported complete", func() bool {
+		return srv.alloc(stopped.ID).ClientStatus == structs.AllocClientStatusComplete &&
+			srv.alloc(untracked.ID).ClientStatus == structs.AllocClientStatusComplete
+	})
+	if u := srv.updatesFor(untracked.ID); len(u) != 1 || u[0].ClientDescription != DescStoppedUntracked {
+		t.Errorf("untracked stopped alloc updates = %+v, want one saying %q", u, DescStoppedUntracked)
+	}
+	// Later answers list it again, pending as a view from before the
+	// report landed shows it: no second report.
+	srv.set(func(s *fakeServer) {
+		s.allocs[stopped.ID].ClientStatus = structs.AllocClientStatusPending
+		s.allocs[stopped.ID].ModifyIndex = s.bumpLocked()
+	})
+	again := batchAlloc(c.NodeID(), "exit 0")
+	srv.putAlloc(again)
+	waitFor(t, "later allocs complete", func() bool {
+		return srv.alloc(marker.ID).ClientStatus == structs.AllocClientStatusComplete &&
+			srv.alloc(again.ID).ClientStatus == structs.AllocClientStatusComplete
+	})
+
+	if got := srv.alloc(stopped.ID).ClientStatus; got != structs.AllocClientStatusPending {
+		t.Errorf("stopped alloc status = %q after the rewind, want pending (no second report)", got)
+	}
+	got := srv.updatesFor(stopped.ID)[0]
+	if got.ClientDescription != DescStoppedBeforeRun {
+		t.Errorf("stopped alloc description = %q, want %q", got.ClientDescription, DescStoppedBeforeRun)
+	}
+	ts := got.TaskStates["t"]
+	if ts == nil || ts.State != structs.TaskStateDead || ts.Failed || len(ts.Events) != 1 || ts.Events[0].Type != structs.TaskKilled {
+		t.Errorf("stopped alloc task state = %+v, want dead, not failed, one Killed event", ts)
+	}
+	if u := srv.updatesFor(stopped.ID); len(u) != 1 {
+		t.Errorf("stopped alloc got %d updates, want 1", len(u))
+	}
+	if u := srv.updatesFor(finished.ID); len(u) != 0 {
+		t.Errorf("finished alloc got %d updates, want none", len(u))
+	}
 	for _, a := range []*structs.Allocation{stopped, finished} {
-		if u := srv.updatesFor(a.ID); len(u) != 0 {
-			t.Errorf("alloc %s got %d updates, want none", a.ID, len(u))
-		}
 		if _, err := os.Stat(filepath.Join(c.cfg.DataDir, "alloc", a.ID)); !os.IsNotExist(err) {
 			t.Errorf("alloc dir of %s exists (err %v); it should never have run", a.ID, err)
 		}

@@ -90,6 +90,38 @@ func (c *Client) collectAllocs(now time.Time) int {
 	}
 }
 
+// trashStaleAllocDirsLocked moves to the trash the alloc dirs that no
+// runner owns, once the client has the servers' allocations (reconciled):
+// every allocation they want has a runner by then, so such a dir belongs
+// to an allocation nobody wants any more, left by an agent that lost its
+// state (its tasks were killed by killOrphans at start). Until the first
+// answer from the servers, a dir is kept: the allocation may run again
+// in it. The caller holds allocMu.
+func (c *Client) trashStaleAllocDirsLocked() {
+	if !c.reconciled {
+		return
+	}
+	root := filepath.Join(c.cfg.DataDir, "alloc")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return // no alloc dir yet
+	}
+	moved := 0
+	for _, e := range entries {
+		if !e.IsDir() || c.runners[e.Name()] != nil {
+			continue
+		}
+		if err := c.moveToTrash(e.Name()); err != nil {
+			c.logger.Warn("moving a stale alloc dir to the trash", "alloc_id", e.Name(), "error", err)
+			continue
+		}
+		moved++
+	}
+	if moved > 0 {
+		c.logger.Info("alloc dirs of no allocation moved to the trash", "count", moved)
+	}
+}
+
 // collectOldest destroys the oldest finished allocation, if any.
 func (c *Client) collectOldest() bool {
 	c.allocMu.Lock()
@@ -117,6 +149,7 @@ func (c *Client) collectOldest() bool {
 func (c *Client) collectOverCount(now time.Time) (destroyed int, disk bool) {
 	c.allocMu.Lock()
 	defer c.allocMu.Unlock()
+	c.trashStaleAllocDirsLocked()
 	type done struct {
 		id string
 		at time.Time
@@ -161,28 +194,36 @@ func (c *Client) collectOverCount(now time.Time) (destroyed int, disk bool) {
 // dead.
 func (c *Client) destroyLocked(id, why string) {
 	delete(c.runners, id)
+	// Its runner reported its end; whatever the servers still show, it
+	// is not an allocation stopped before it ran.
+	c.settled[id] = true
 	if err := c.db.DeleteAlloc(id); err != nil {
 		c.logger.Warn("forgetting allocation state", "alloc_id", id, "error", err)
 	}
-	dir := allocrunner.AllocDir(c.cfg.DataDir, id)
-	err := os.MkdirAll(trashDir(c.cfg.DataDir), 0o700)
-	if err == nil {
-		err = os.Rename(dir, filepath.Join(trashDir(c.cfg.DataDir), id))
-	}
-	switch {
-	case err == nil:
-		select {
-		case c.trashKick <- struct{}{}:
-		default: // a removal is already due
-		}
-	case errors.Is(err, os.ErrNotExist):
-	default:
+	if err := c.moveToTrash(id); err != nil && !errors.Is(err, os.ErrNotExist) {
 		c.logger.Warn("moving allocation dir to the trash; removing it in place", "alloc_id", id, "error", err)
-		if err := os.RemoveAll(dir); err != nil {
+		if err := os.RemoveAll(allocrunner.AllocDir(c.cfg.DataDir, id)); err != nil {
 			c.logger.Warn("removing allocation dir", "alloc_id", id, "error", err)
 		}
 	}
 	c.logger.Debug("garbage collected allocation", "alloc_id", id, "reason", why)
+}
+
+// moveToTrash renames allocation id's dir into the trash and wakes
+// gcLoop to remove it.
+func (c *Client) moveToTrash(id string) error {
+	trash := trashDir(c.cfg.DataDir)
+	if err := os.MkdirAll(trash, 0o700); err != nil {
+		return err
+	}
+	if err := os.Rename(allocrunner.AllocDir(c.cfg.DataDir, id), filepath.Join(trash, id)); err != nil {
+		return err
+	}
+	select {
+	case c.trashKick <- struct{}{}:
+	default: // a removal is already due
+	}
+	return nil
 }
 
 // diskOverThreshold reports whether the data dir's file system is fuller

@@ -91,6 +91,21 @@ func TestCollectAllocs(t *testing.T) {
 	// Destroyed dirs went to the trash; gcLoop removes them without
 	// waiting for its next tick (an hour away).
 	waitFor(t, "trash emptied", func() bool { return trashEmpty(t, c) })
+
+	// A dir no allocation owns (left by an agent that lost its state)
+	// goes once the client follows the servers' allocations.
+	stale := allocrunner.AllocDir(c.cfg.DataDir, "no-such-alloc")
+	if err := os.MkdirAll(filepath.Join(stale, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.collectAllocs(t0.Add(3 * time.Second))
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale alloc dir after a collection: %v, want gone", err)
+	}
+	if !allocKept(t, c, sleeper.ID) {
+		t.Fatalf("the running allocation's dir was taken for stale")
+	}
+	waitFor(t, "trash emptied", func() bool { return trashEmpty(t, c) })
 }
 
 func trashEmpty(t *testing.T, c *Client) bool {

@@ -102,6 +102,19 @@ type OrphanKiller interface {
 	KillOrphans(ctx context.Context, allocRoot string, keep map[string]bool) ([]string, error)
 }
 
+// TaskKiller is implemented by Recoverers that can kill a task from
+// its handle alone, without re-attaching to it. The client calls it
+// when RecoverTask fails (the task may still run: a lost executor, an
+// engine that did not answer), so that a task it cannot watch does not
+// keep running, and holding GPUs, unknown to the servers.
+type TaskKiller interface {
+	// KillTask kills whatever still runs of the task h names (by what
+	// h.State records: its process group, cgroup or container), waits
+	// for it to die and releases what the driver made for it. A task
+	// already gone is not an error; an error means it may still run.
+	KillTask(ctx context.Context, h *TaskHandle) error
+}
+
 // Execer is implemented by drivers that can run a command inside a
 // running task's environment (`alloc exec`): the task's filesystem view,
 // namespaces, cgroup, user, working dir and environment, whatever the

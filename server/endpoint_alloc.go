@@ -62,7 +62,8 @@ func (e *allocEndpoint) Stop(args *structs.AllocStopRequest, reply *structs.Allo
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
 	stopped.DesiredDescription = structs.AllocStopDescription
 	stopped.ModifyTime = now
-	stop := &structs.ApplyPlanResultsRequest{Allocs: []*structs.Allocation{stopped}, EvalID: eval.ID, WriteRequest: args.WriteRequest}
+	stopped.Job = nil // a stop keeps the job the allocation has in state
+	stop := &structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{stopped}, EvalID: eval.ID, WriteRequest: args.WriteRequest}
 	if _, err := s.raftApply(structs.ApplyPlanResultsRequestType, stop); err != nil {
 		return fmt.Errorf("stop allocation %s: %w", alloc.ID, err)
 	}

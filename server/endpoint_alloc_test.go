@@ -37,6 +37,9 @@ func TestAllocStopReplaces(t *testing.T) {
 	if err != nil || stopped.DesiredStatus != structs.AllocDesiredStatusStop || stopped.DesiredDescription != structs.AllocStopDescription {
 		t.Errorf("old allocation: got %+v (err %v), want desired stop %q", stopped, err, structs.AllocStopDescription)
 	}
+	if stopped != nil && (stopped.Job == nil || stopped.Job.ID != "j") {
+		t.Errorf("stopped allocation's job: %v, want the job it ran (a stop carries none on the wire)", stopped.Job)
+	}
 
 	// Stopping it again is refused: it is not running any more.
 	err = c.Call(structs.RPCAllocStop, &structs.AllocStopRequest{AllocID: old.ID}, &resp)

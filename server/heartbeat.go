@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	metrics "github.com/hashicorp/go-metrics"
+
 	"github.com/droverhq/drover/structs"
 )
 
@@ -27,8 +29,13 @@ type heartbeats struct {
 }
 
 // hbTimer is one node's timer; its pointer identifies the generation, so
-// a timer that fires after being replaced is ignored.
-type hbTimer struct{ t *time.Timer }
+// a timer that fires after being replaced is ignored. ttl and armedAt
+// say how it was armed.
+type hbTimer struct {
+	t       *time.Timer
+	ttl     time.Duration
+	armedAt time.Time
+}
 
 func newHeartbeats() *heartbeats {
 	return &heartbeats{timers: map[string]*hbTimer{}, expired: map[string]struct{}{}, notify: make(chan struct{}, 1)}
@@ -60,7 +67,7 @@ func (h *heartbeats) reset(nodeID string, ttl time.Duration) {
 	if e, ok := h.timers[nodeID]; ok {
 		e.t.Stop()
 	}
-	e := &hbTimer{}
+	e := &hbTimer{ttl: ttl, armedAt: time.Now()}
 	e.t = time.AfterFunc(ttl, func() { h.expire(nodeID, e) })
 	h.timers[nodeID] = e
 }
@@ -85,6 +92,17 @@ func (h *heartbeats) armed(nodeID string) bool {
 	return ok
 }
 
+// armedWith returns the TTL and arming time of nodeID's running timer.
+func (h *heartbeats) armedWith(nodeID string) (ttl time.Duration, at time.Time, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.timers[nodeID]
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	return e.ttl, e.armedAt, true
+}
+
 // expire queues nodeID if e is still its current timer.
 func (h *heartbeats) expire(nodeID string, e *hbTimer) {
 	h.mu.Lock()
@@ -94,6 +112,7 @@ func (h *heartbeats) expire(nodeID string, e *hbTimer) {
 	}
 	delete(h.timers, nodeID)
 	h.expired[nodeID] = struct{}{}
+	metrics.IncrCounter([]string{"heartbeat", "missed"}, 1)
 	select {
 	case h.notify <- struct{}{}:
 	default:

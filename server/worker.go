@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/server/state"
@@ -69,6 +70,9 @@ func (w *worker) process(ctx context.Context, eval *structs.Evaluation, token st
 	if err != nil {
 		return err
 	}
+	// drover.scheduler.process{type}: how long one evaluation takes to
+	// schedule, plans included.
+	defer metrics.MeasureSinceWithLabels([]string{"scheduler", "process"}, time.Now(), []metrics.Label{{Name: "type", Value: eval.Type}})
 	return sched.Process(eval.Copy())
 }
 
@@ -118,7 +122,11 @@ func (p *evalPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, sched
 	if err := p.owned("submit plan"); err != nil {
 		return nil, nil, err
 	}
+	// drover.plan.submit: from submitting a plan to the applier's answer
+	// (queueing, the re-check and the Raft commit).
+	start := time.Now()
 	result, err := p.srv.applier.Submit(p.ctx, plan)
+	metrics.MeasureSince([]string{"plan", "submit"}, start)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -209,9 +209,26 @@ type AllocUpdateRequest struct {
 	WriteRequest
 }
 
-// ApplyPlanResultsRequest commits a plan's accepted part.
+// ApplyPlanResultsRequest commits a plan's accepted part. The plan's job
+// travels once, in Job, not once per allocation: a Raft entry of a job of
+// size S with count N is about S, not N*S. Servers built before Job,
+// AllocsStopped and AllocsPlaced existed decode an entry that uses them
+// without its allocations: no server of that age may follow a leader of
+// this one (there is no version gate yet).
 type ApplyPlanResultsRequest struct {
-	// Allocs holds placements and stops, already copied and stamped.
+	// Job is the plan's job; each allocation of AllocsPlaced without a
+	// Job takes it. Nil in entries written before it existed.
+	Job *Job
+	// AllocsStopped are stops (and preemptions, lost marks) of existing
+	// allocations, stamped, without their Job: each keeps the one in
+	// state. A stop of an allocation no longer in state is dropped.
+	AllocsStopped []*Allocation
+	// AllocsPlaced are placements and in-place updates, stamped; those
+	// of the plan's job carry no Job on the wire (they take Job).
+	AllocsPlaced []*Allocation
+	// Allocs holds placements and stops each with its own Job, as entries
+	// written before AllocsStopped and AllocsPlaced carried them (and
+	// single stops outside a plan). Applied first, as it always was.
 	Allocs []*Allocation
 	// EvalID is the evaluation the plan belongs to.
 	EvalID string

@@ -15,7 +15,12 @@ type DeviceStats struct {
 	MemoryTotalBytes  uint64
 	TemperatureC      float64
 	PowerWatts        float64
-	Timestamp         int64
+	// SMClockMHz is the SM clock; ECCDBEVolatile counts double-bit ECC
+	// errors since the driver loaded (dcgm-exporter's SM_CLOCK and
+	// ECC_DBE_VOL_TOTAL).
+	SMClockMHz     float64 `json:",omitempty"`
+	ECCDBEVolatile uint64  `json:",omitempty"`
+	Timestamp      int64
 	// Simulated is true for a simulated GPU, whose numbers are synthetic.
 	Simulated bool
 }

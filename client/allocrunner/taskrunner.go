@@ -163,8 +163,16 @@ func (tr *taskRunner) resume() (resumed func() (*drivers.ExitResult, bool), atte
 	}
 	if err := tr.reattach(h); err != nil {
 		tr.logger.Warn("re-attach after client restart", "task_id", h.ID, "error", err)
-		tr.ar.persistHandle(tr.task.Name, nil)
 		msg := "could not re-attach after client restart: " + err.Error()
+		// The task may still run (its watcher lost, an engine that did
+		// not answer): kill it before the servers hear it is dead and
+		// place it, and its GPUs, elsewhere.
+		if kerr := tr.killUnattached(h); kerr != nil {
+			tr.logger.Error("killing a task that could not be re-attached; the next client start's orphan sweep tries again",
+				"task_id", h.ID, "error", kerr)
+			msg += "; killing it failed: " + kerr.Error()
+		}
+		tr.ar.persistHandle(tr.task.Name, nil)
 		tr.emit(&structs.TaskEvent{Type: TaskReattachFailed, Message: msg}, tr.becomeDead(true))
 		return nil, 0, true
 	}
@@ -181,6 +189,42 @@ func (tr *taskRunner) reattach(h *drivers.TaskHandle) error {
 		return fmt.Errorf("driver %q cannot re-attach to tasks", tr.task.Driver)
 	}
 	return r.RecoverTask(h)
+}
+
+// Killing a task that could not be re-attached: tries, the wait
+// before the second (doubling after), and the bound of each try.
+const (
+	unattachedKillTries   = 5
+	unattachedKillBackoff = 200 * time.Millisecond
+	unattachedKillTimeout = 30 * time.Second
+)
+
+// killUnattached kills, through the driver's drivers.TaskKiller, what
+// is left of a task whose re-attach failed, retrying a few times (an
+// engine hiccup). A driver without the capability has nothing to kill
+// by; nil then.
+func (tr *taskRunner) killUnattached(h *drivers.TaskHandle) error {
+	k, ok := tr.driver.(drivers.TaskKiller)
+	if !ok {
+		return nil
+	}
+	wait := unattachedKillBackoff
+	var err error
+	for try := 1; ; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), unattachedKillTimeout)
+		err = k.KillTask(ctx, h)
+		cancel()
+		if err == nil || errors.Is(err, drivers.ErrInvalidConfig) || try == unattachedKillTries {
+			return err
+		}
+		tr.logger.Warn("killing a task that could not be re-attached; retrying", "task_id", h.ID, "try", try, "error", err)
+		select {
+		case <-tr.ar.clock.After(wait):
+		case <-tr.ar.detachCh:
+			return err
+		}
+		wait *= 2
+	}
 }
 
 // nextAttempt is the attempt after the one of a driver task ID

@@ -22,6 +22,7 @@ import (
 	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/server"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/telemetry"
 	"github.com/droverhq/drover/tlsconf"
 	"github.com/hashicorp/go-hclog"
 )
@@ -36,12 +37,15 @@ type Agent struct {
 	// them again.
 	tls *tlsconf.Configurator
 
-	server   *server.Server
-	client   *client.Client
-	http     *http.Server
-	httpAddr net.Addr
-	httpDone chan struct{}
-	audit    *audit.Log
+	server *server.Server
+	client *client.Client
+	// telemetry is the agent's metrics; the server's and the client's
+	// collectors join it.
+	telemetry *telemetry.Telemetry
+	http      *http.Server
+	httpAddr  net.Addr
+	httpDone  chan struct{}
+	audit     *audit.Log
 }
 
 // NewAgent starts the configured parts. On error, what was started is
@@ -68,6 +72,9 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
 	a.tls = tlsc
+	if a.telemetry, err = telemetry.New(cfg.telemetryConfig()); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
 	if a.dataDir == "" {
 		dir, err := os.MkdirTemp("", "drover-dev-")
 		if err != nil {
@@ -111,6 +118,7 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 	api := newHTTPAPI(a, logger.Named("http"))
 	api.aclEnabled = cfg.aclEnabled()
 	api.limits, _ = cfg.limits() // Validate checked the block
+	api.telemetry = a.telemetry
 	if cfg.Audit != nil && cfg.Audit.Enabled {
 		acfg, err := cfg.Audit.Config(a.dataDir)
 		if err != nil {
@@ -196,6 +204,9 @@ func (a *Agent) startServer() error {
 		return fmt.Errorf("start server: %w", err)
 	}
 	a.server = srv
+	if err := a.telemetry.Register(srv.MetricsCollector()); err != nil {
+		return fmt.Errorf("server metrics: %w", err)
+	}
 	return nil
 }
 
@@ -252,6 +263,9 @@ func (a *Agent) startClient() error {
 		return fmt.Errorf("start client: %w", err)
 	}
 	a.client = c
+	if err := a.telemetry.Register(c.MetricsCollector()); err != nil {
+		return fmt.Errorf("client metrics: %w", err)
+	}
 	return nil
 }
 
@@ -310,6 +324,9 @@ func (a *Agent) Shutdown() error {
 	}
 	if a.audit != nil {
 		errs = append(errs, a.audit.Close())
+	}
+	if a.telemetry != nil {
+		a.telemetry.Shutdown()
 	}
 	if a.tempDir {
 		errs = append(errs, os.RemoveAll(a.dataDir))

@@ -31,6 +31,8 @@ type Config struct {
 	TLS *TLSConfig `hcl:"tls,block"`
 	// Limits is the limits block (config_limits.go).
 	Limits *LimitsConfig `hcl:"limits,block"`
+	// Telemetry is the telemetry block (config_telemetry.go).
+	Telemetry *TelemetryConfig `hcl:"telemetry,block"`
 	// PluginBlocks are the plugin "<name>" blocks, decoded into Plugins
 	// (config_safety.go).
 	PluginBlocks []*PluginConfig `hcl:"plugin,block"`
@@ -194,6 +196,9 @@ func ParseConfig(filename string, src []byte) (*Config, error) {
 	if err := checkGPUSharing(file.Body); err != nil {
 		return nil, err
 	}
+	if err := checkTelemetry(file.Body); err != nil {
+		return nil, err
+	}
 	plugins, err := decodePlugins(c.PluginBlocks)
 	if err != nil {
 		return nil, err
@@ -322,6 +327,7 @@ func (c *Config) Merge(o *Config) {
 		c.Audit = o.Audit
 	}
 	c.mergeLimits(o.Limits)
+	c.mergeTelemetry(o.Telemetry)
 	c.Plugins.merge(o.Plugins)
 }
 
@@ -357,6 +363,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
+	errs = append(errs, c.validateTelemetry()...)
 	errs = append(errs, c.Client.validateSafety()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))

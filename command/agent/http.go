@@ -16,6 +16,7 @@ import (
 
 	"github.com/droverhq/drover/audit"
 	"github.com/droverhq/drover/structs"
+	"github.com/droverhq/drover/telemetry"
 	"github.com/droverhq/drover/ui"
 	"github.com/hashicorp/go-hclog"
 )
@@ -52,6 +53,8 @@ type httpAPI struct {
 	// limits bound request bodies and jobs (the limits block; zero
 	// fields are the defaults).
 	limits structs.Limits
+	// telemetry answers /v1/metrics (http_metrics.go); nil answers 501.
+	telemetry *telemetry.Telemetry
 }
 
 // routeMux is the API's mux, keeping the patterns it serves (the route
@@ -207,6 +210,7 @@ func (h *httpAPI) routes() {
 	h.aclRoutes(m)
 	h.keyringRoutes(m)
 	h.systemRoutes(m)
+	h.metricsRoutes(m)
 	h.eventRoutes(m) // http_events.go
 
 	// The web UI, and / and /ui redirecting to it.

@@ -58,6 +58,7 @@ var agentLocal = map[string]bool{
 	"POST /v1/agent/force-leave": true,
 	"PUT /v1/jobs/parse":         true, // parses HCL, reads nothing
 	"POST /v1/jobs/parse":        true,
+	"GET /v1/metrics":            true, // the agent's own metrics
 }
 
 // TestEveryRouteGoesThroughAnEndpoint: every /v1 route but the agent's

@@ -39,6 +39,14 @@
 // already written. That holds as long as only this driver appends to
 // the logs while the task runs.
 //
+// Every container carries com.droverhq.* labels (spec.go), among them
+// the task's alloc dir on the host (LabelAllocDir): a client that lost
+// its state removes, with KillOrphans (drivers.OrphanKiller), the
+// containers whose alloc dir is under its own alloc root and that it
+// does not re-attach to, and never another client's on the same engine.
+// KillTask (drivers.TaskKiller) removes the container a handle names
+// when re-attaching to it failed.
+//
 // Exec sessions (drivers.Execer) are Docker execs in the task's
 // container; see exec.go for how one is killed when the caller gives up.
 //
@@ -432,7 +440,12 @@ func (d *Driver) Destroy(taskID string) error {
 
 // removeContainer force-removes a container; one already gone is fine.
 func (d *Driver) removeContainer(id string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	return d.removeContainerCtx(context.Background(), id)
+}
+
+// removeContainerCtx is removeContainer bounded by ctx (and apiTimeout).
+func (d *Driver) removeContainerCtx(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
 	_, err := d.api.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !cerrdefs.IsNotFound(err) {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -22,6 +23,12 @@ const (
 	LabelAllocID  = "com.droverhq.alloc_id"
 	LabelTaskName = "com.droverhq.task_name"
 	LabelJobName  = "com.droverhq.job_name"
+	// LabelAllocDir is the task's alloc dir on the host (its task dir's
+	// parent), set when the task has a task dir. The client's data dir
+	// is its own (locked), so the label tells the containers of one
+	// client from those of others sharing the engine: KillOrphans
+	// touches only containers whose alloc dir is under its alloc root.
+	LabelAllocDir = "com.droverhq.alloc_dir"
 )
 
 // CDIKind is the CDI device kind GPUs are named with when Config.UseCDI
@@ -154,6 +161,11 @@ func containerLabels(cfg *drivers.TaskConfig, own map[string]string) map[string]
 	labels[LabelAllocID] = cfg.AllocID
 	labels[LabelTaskName] = cfg.TaskName
 	labels[LabelJobName] = cfg.JobName
+	if cfg.TaskDir != "" {
+		labels[LabelAllocDir] = filepath.Dir(filepath.Clean(cfg.TaskDir))
+	} else {
+		delete(labels, LabelAllocDir) // never the task's own choice
+	}
 	return labels
 }
 

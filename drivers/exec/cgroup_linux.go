@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -304,4 +305,56 @@ func cgroupName(taskID string) string {
 		clean = clean[:180]
 	}
 	return fmt.Sprintf("%s-%d", clean, time.Now().UnixNano())
+}
+
+// procs lists the PIDs in the cgroup (its memory controller's dir,
+// which on v1 holds every process of the task too).
+func (g *taskCgroup) procs() []int {
+	b, err := os.ReadFile(filepath.Join(g.memoryDir(), "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// kill sends SIGKILL to every process in the cgroup: through
+// cgroup.kill where the kernel has it (v2, 5.14+), which also takes
+// processes forked meanwhile, else to each PID listed.
+func (g *taskCgroup) kill() {
+	if g.unified && writeFile(filepath.Join(g.dirs[0], "cgroup.kill"), "1") == nil {
+		return
+	}
+	for _, d := range g.dirs {
+		killProcs(d)
+	}
+}
+
+// removeCtx kills everything in the cgroup, waits until it is empty and
+// removes its dirs; a cgroup already gone is fine. It gives up when ctx
+// ends.
+func (g *taskCgroup) removeCtx(ctx context.Context) error {
+	for {
+		g.kill()
+		var errs []error
+		for _, d := range g.dirs {
+			err := syscall.Rmdir(d)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+			}
+		}
+		if len(errs) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(append(errs, ctx.Err())...)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

@@ -59,6 +59,32 @@
 // has a process group of its own: what it leaves there dies when it
 // exits, and all of it when the caller's ctx ends or the task ends.
 //
+// Tasks outlive the agent (recover_linux.go). The init is not tied to
+// the agent's life: when the agent dies (kill -9 included) the task
+// runs on, and the init writes the command's exit status to a file
+// beside the task dir (in the alloc dir, which the task's user cannot
+// write), through a dir fd it got before pivot_root. Before anything
+// runs in the task's cgroup the driver notes the task (ID, cgroup,
+// then the init's PID and start time) in a pid file there too. A
+// restarted agent re-attaches with RecoverTask from the handle's State
+// ("pid", "init_start", "boot_id", "status_file", "pid_file",
+// "cgroup_dirs", "exec_socket", "isolation"): it polls the init, named
+// by PID, start time and boot so a reused PID is never taken for it,
+// until the status file appears, and
+// it can signal, stop and destroy the task. The cgroup is the ground
+// truth for what still runs: Destroy, KillTask (drivers.TaskKiller: a
+// handle that cannot be re-attached) and KillOrphans
+// (drivers.OrphanKiller: a client that lost its state) kill every
+// process listed in it (cgroup.kill on v2 where the kernel has it) and
+// remove it. Exec sessions of a re-attached task reach the init's exec
+// server through a listening socket it was given at start (root's
+// only, mode 0600, in the alloc dir; see execlisten_linux.go), since
+// the control socket pair dies with the agent that started the task;
+// without it ExecTask fails rather than run the command outside the
+// task's isolation. An agent run by systemd needs KillMode=process, or the
+// agent's stop kills the inits still in its unit's cgroup (v1's
+// name=systemd hierarchy).
+//
 // The init is this binary itself: Start runs /proc/self/exe with an
 // environment marker that the package's init function recognises, so any
 // binary that builds the driver can run its tasks (see init_linux.go).

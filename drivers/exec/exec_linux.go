@@ -19,9 +19,12 @@ import (
 )
 
 var (
-	_ drivers.Driver   = (*Driver)(nil)
-	_ drivers.Signaler = (*Driver)(nil)
-	_ drivers.Execer   = (*Driver)(nil)
+	_ drivers.Driver       = (*Driver)(nil)
+	_ drivers.Signaler     = (*Driver)(nil)
+	_ drivers.Execer       = (*Driver)(nil)
+	_ drivers.Recoverer    = (*Driver)(nil)
+	_ drivers.OrphanKiller = (*Driver)(nil)
+	_ drivers.TaskKiller   = (*Driver)(nil)
 )
 
 // Driver runs exec tasks. The zero value is not usable; call New.
@@ -119,12 +122,19 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	}
 	d.tasks[cfg.ID] = t
 	go t.wait()
-	state := map[string]string{"pid": strconv.Itoa(t.pid), "isolation": "on"}
+	state := map[string]string{
+		statePID: strconv.Itoa(t.pid), stateInitStart: strconv.FormatUint(t.initStart, 10),
+		stateStatusFile: t.statusFile, statePIDFile: t.pidFile, stateIsolation: "on", stateBootID: bootID(),
+	}
 	if t.cgroup != nil {
 		state["cgroup"] = t.cgroup.memoryDir()
+		state[stateCgroups] = strings.Join(t.cgroup.dirs, ":")
+	}
+	if t.ctlPath != "" {
+		state[stateExecSocket] = t.ctlPath
 	}
 	if isoErr != nil {
-		state["isolation"] = "off: " + isoErr.Error()
+		state[stateIsolation] = "off: " + isoErr.Error()
 	}
 	d.logger.Debug("task started", "task_id", cfg.ID, "pid", t.pid, "command", spec.path, "user", u.Name, "isolation", state["isolation"])
 	return &drivers.TaskHandle{ID: cfg.ID, Driver: Name, Config: cfg, StartedAt: time.Now(), State: state}, nil

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if mb, ok := os.LookupEnv(hogEnv); ok {
 		syscall.Exit(hog(mb)) // not os.Exit: no race-detector exit delay
 	}
+	if _, ok := os.LookupEnv(agentEnv); ok {
+		syscall.Exit(runAgent()) // recover_test.go
+	}
 	os.Exit(m.Run())
 }
 

@@ -23,6 +23,8 @@ import (
 // which a multithreaded Go process cannot do for a mount namespace.)
 //
 //	driver ── control socket (init fd 5, SOCK_SEQPACKET) ──> init
+//	  (or a connection to the init's listening socket, fd 7, for an
+//	  agent that re-attached after a restart: execlisten_linux.go)
 //	  one message per session: 1 byte + SCM_RIGHTS [session socket,
 //	  stdin, stdout, stderr] (pipe ends, or a pty's terminal)
 //	driver <── session socket (SOCK_STREAM) ──> init

@@ -43,6 +43,12 @@ func (d *Driver) ExecTask(ctx context.Context, taskID string, opts *drivers.Exec
 	if t.hasEnded() {
 		return nil, fmt.Errorf("exec in %s: %w", taskID, drivers.ErrTaskNotRunning)
 	}
+	if (t.isolated && t.ctl == nil) || (t.recovered && t.user == nil) {
+		// No way to the init's exec server (a task re-attached without
+		// its exec socket): running the command outside the task's
+		// isolation is no answer.
+		return nil, fmt.Errorf("exec in %s: exec sessions are not available in a task re-attached after an agent restart without its exec socket", taskID)
+	}
 	var res *drivers.ExecResult
 	if t.ctl != nil {
 		res, err = t.execInInit(ctx, opts)

@@ -129,8 +129,10 @@ func taskInit(isolated bool) int {
 	// leaves behind would keep the driver from seeing the end; nor the
 	// exec control socket.
 	syscall.CloseOnExec(4)
+	syscall.CloseOnExec(initStateDirFD)
 	if isolated {
 		syscall.CloseOnExec(initCtlFD)
+		syscall.CloseOnExec(initListenFD)
 	}
 	if _, err := bufio.NewReader(ready).ReadByte(); err != nil {
 		return 125 // the driver gave up on this start
@@ -152,6 +154,8 @@ func taskInit(isolated bool) int {
 		fmt.Fprintf(status, "error %v\n", err)
 		return 126
 	}
+	statusName := os.Getenv(statusEnv)
+	os.Unsetenv(statusEnv)
 	path := os.Args[1]
 	if isolated {
 		// Found in the task's root, as the task sees it.
@@ -182,10 +186,14 @@ func taskInit(isolated bool) int {
 	r := newReaper(cred)
 	if isolated {
 		startExecServer(r)
+		serveListener(r)
 	}
 	ws := r.reapUntil(proc.Pid)
 	r.close()
 	out.close()
+	// The file first: an agent that died meanwhile (the pipe's reader)
+	// learns the exit from it after its restart (recover_linux.go).
+	writeStatusAt(initStateDirFD, statusName, ws)
 	if ws.Signaled() {
 		fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
 	} else {

@@ -60,15 +60,30 @@ type task struct {
 	dir  string
 	user *taskuser.User
 	ctl  *net.UnixConn
+	// ctlPath is the init's listening exec socket (execlisten_linux.go).
+	ctlPath string
+
+	// isolated tasks take exec sessions through ctl only. recovered
+	// tasks were re-attached from a handle: their init is not this
+	// agent's child, initStart names it across PID reuse, and killed
+	// says the driver sent it SIGKILL (recover_linux.go).
+	isolated   bool
+	recovered  bool
+	initStart  uint64
+	statusFile string // where the init writes the command's exit
+	pidFile    string // the driver's note of the task, for KillOrphans
 
 	mu     sync.Mutex
 	reaped bool
+	killed bool
 }
 
 // launch starts the init, puts it in the task's cgroup, lets it go and
 // waits until it reports the command started.
 func launch(s launchSpec) (*task, error) {
-	t := &task{done: make(chan struct{}), env: s.env, dir: s.cfg.TaskDir, user: s.user}
+	t := &task{done: make(chan struct{}), env: s.env, dir: s.cfg.TaskDir, user: s.user, isolated: s.isolated}
+	t.statusFile, t.pidFile = stateFiles(s.cfg.TaskDir, s.cfg.ID)
+	_ = os.Remove(t.statusFile) // from an earlier run of the same ID
 	if s.cgroups != nil {
 		lim := limits{devices: s.devices}
 		if r := s.cfg.Resources; r != nil {
@@ -79,6 +94,12 @@ func launch(s launchSpec) (*task, error) {
 			return nil, err
 		}
 		t.cgroup = g
+	}
+	// Noted before anything runs in the cgroup: an agent that dies from
+	// here on leaves a task KillOrphans can find.
+	if err := writePIDFile(t.pidFile, pidFile{TaskID: s.cfg.ID, Cgroups: cgroupDirs(t.cgroup)}); err != nil {
+		t.release()
+		return nil, err
 	}
 	readyW, err := t.startInit(s)
 	if err != nil {
@@ -91,19 +112,36 @@ func launch(s launchSpec) (*task, error) {
 		t.release()
 		return nil, err
 	}
+	t.initStart, _ = procStart(t.pid)
+	pf := pidFile{TaskID: s.cfg.ID, Cgroups: cgroupDirs(t.cgroup), InitPID: t.pid, InitStart: t.initStart, ExecSocket: t.ctlPath}
+	if err := writePIDFile(t.pidFile, pf); err != nil {
+		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+		_ = t.cmd.Wait()
+		t.release()
+		return nil, err
+	}
 	return t, nil
 }
 
-// release closes the exec control socket and removes the cgroup; for a
-// task whose init has exited.
+// release closes the exec control socket, removes the cgroup and the
+// task's pid and status files; for a task whose init has exited.
 func (t *task) release() error {
 	if t.ctl != nil {
 		t.ctl.Close()
 	}
+	var err error
 	if t.cgroup != nil {
-		return t.cgroup.remove()
+		err = t.cgroup.remove()
 	}
-	return nil
+	if err == nil {
+		// Kept while the cgroup is: KillOrphans finds it through them.
+		_ = os.Remove(t.statusFile)
+		_ = os.Remove(t.pidFile)
+	}
+	if t.ctlPath != "" {
+		_ = os.Remove(t.ctlPath)
+	}
+	return err
 }
 
 // startInit starts the init, blocked until readyW is written.
@@ -112,38 +150,47 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	if err != nil {
 		return nil, err
 	}
+	var undo []func() // what a failed start closes or removes
+	defer func() {
+		if err != nil {
+			for _, f := range undo {
+				f()
+			}
+		}
+	}()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer readyR.Close()
+	undo = append(undo, func() { readyW.Close() })
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		readyW.Close()
 		return nil, err
 	}
 	defer statusW.Close()
+	undo = append(undo, func() { statusR.Close() })
+	// The dir of the status file, open before the init changes its
+	// root: it writes the command's exit there (recover_linux.go).
+	stateDir, err := os.Open(filepath.Dir(t.statusFile))
+	if err != nil {
+		return nil, fmt.Errorf("task state dir: %w", err)
+	}
+	defer stateDir.Close()
 	mode, attr := initPlain, &syscall.SysProcAttr{Setpgid: true}
-	extra := []*os.File{readyR, statusW}
-	env := append(s.env[:len(s.env):len(s.env)], logsEnv+"="+logs, userEnv+"="+s.user.String())
+	extra := []*os.File{readyR, statusW, nil, stateDir} // fd 5 (initCtlFD) when isolated
+	env := append(s.env[:len(s.env):len(s.env)], logsEnv+"="+logs, userEnv+"="+s.user.String(),
+		statusEnv+"="+filepath.Base(t.statusFile))
 	if s.isolated {
-		root, err := s.root.encode()
-		if err != nil {
-			readyW.Close()
-			statusR.Close()
-			return nil, err
-		}
-		env = append(env, rootEnv+"="+root)
 		mode, attr.Cloneflags = initIsolated, isolationFlags
-		ctl, initCtl, err := execControl()
+		files, root, err := t.openExecServer(s, &undo)
 		if err != nil {
-			readyW.Close()
-			statusR.Close()
 			return nil, err
 		}
-		defer initCtl.Close()
-		t.ctl = ctl
-		extra = append(extra, initCtl)
+		defer closeAll(files)
+		extra[initCtlFD-3] = files[0]
+		extra = append(extra, files[1]) // initListenFD
+		env = append(env, rootEnv+"="+root)
 	}
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
@@ -156,16 +203,36 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 	// Args[0] is the init's own name; the init runs Args[1:].
 	t.cmd.Args = append([]string{"drover-exec-init"}, t.cmd.Args...)
 	if err := t.cmd.Start(); err != nil {
-		readyW.Close()
-		statusR.Close()
-		if t.ctl != nil {
-			t.ctl.Close()
-		}
 		return nil, fmt.Errorf("start task init: %w", err)
 	}
 	t.pid = t.cmd.Process.Pid
 	t.status = bufio.NewReader(statusR)
 	return readyW, nil
+}
+
+// openExecServer prepares what an isolated init needs besides its pipes:
+// its root (encoded for rootEnv) and its ends of the exec control
+// socket pair and of the listening exec socket (execlisten_linux.go),
+// which the caller closes once the init has them. What it makes is
+// undone through undo if the start fails.
+func (t *task) openExecServer(s launchSpec, undo *[]func()) (files []*os.File, root string, err error) {
+	if root, err = s.root.encode(); err != nil {
+		return nil, "", err
+	}
+	ctl, initCtl, err := execControl()
+	if err != nil {
+		return nil, "", err
+	}
+	t.ctl = ctl
+	*undo = append(*undo, func() { ctl.Close() })
+	ln, err := newExecListener(filepath.Dir(t.statusFile))
+	if err != nil {
+		initCtl.Close()
+		return nil, "", err
+	}
+	t.ctlPath = ln.path
+	*undo = append(*undo, func() { _ = os.Remove(ln.path) })
+	return []*os.File{initCtl, ln.file}, root, nil
 }
 
 // logsSpec is the logsEnv value for a task: absolute paths (the init
@@ -307,6 +374,9 @@ func (t *task) signal(sig syscall.Signal) (bool, error) {
 	defer t.mu.Unlock()
 	if t.reaped {
 		return false, nil
+	}
+	if t.recovered {
+		return t.signalRecovered(sig)
 	}
 	return true, signalGroup(t.pid, sig)
 }

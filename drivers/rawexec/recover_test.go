@@ -177,3 +177,83 @@ func getsid(pid int) (int, error) {
 	}
 	return int(r), nil
 }
+
+// startInAllocDir starts `exec sleep 600` with a first driver, its task
+// dir under root/<alloc>/, and kills the task's executor with SIGKILL:
+// the task lives on, re-parented, with nothing watching it. It returns
+// the handle and the task's PID.
+func startWithDeadExecutor(t *testing.T, root, id string) (*drivers.TaskHandle, int) {
+	t.Helper()
+	dir := filepath.Join(root, "alloc-"+id, "task")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := newDriver()
+	h, err := old.Start(context.Background(), &drivers.TaskConfig{
+		ID: id, Config: map[string]any{"command": "/bin/sh", "args": []any{"-c", "exec sleep 600"}},
+		TaskDir: dir, StdoutPath: filepath.Join(dir, "out"),
+	})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	pid, _ := strconv.Atoi(h.State["pid"])
+	shim, _ := strconv.Atoi(h.State["shim_pid"])
+	shimStart, _ := strconv.ParseUint(h.State["shim_start"], 10, 64)
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	// The pid file is written before the executor reports the start.
+	if _, err := os.Stat(pidPath(dir, id)); err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	if err := syscall.Kill(shim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(context.Background(), shim, shimStart)
+	if s, ok := procStart(shim); ok && s == shimStart {
+		t.Fatal("executor still alive after SIGKILL")
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("task died with its executor (%v): nothing to test", err)
+	}
+	return h, pid
+}
+
+func taskAlive(pid int, start uint64) bool {
+	s, ok := procStart(pid)
+	return ok && s == start
+}
+
+// TestOrphanWithDeadExecutorIsKilled: a task whose executor died is
+// still found through its pid file (the task's own start time proves
+// its PID is still it) and killed, by the orphan sweep and by KillTask.
+func TestOrphanWithDeadExecutorIsKilled(t *testing.T) {
+	root := drivertest.ReachableTempDir(t)
+	d := newDriver()
+
+	_, pid := startWithDeadExecutor(t, root, "sweep")
+	start, _ := procStart(pid)
+	killed, err := d.KillOrphans(context.Background(), root, nil)
+	if err != nil {
+		t.Fatalf("KillOrphans: %v", err)
+	}
+	if len(killed) != 1 || killed[0] != "sweep" {
+		t.Errorf("KillOrphans killed %v, want [sweep]", killed)
+	}
+	if taskAlive(pid, start) {
+		t.Errorf("task %d still runs after the sweep", pid)
+	}
+
+	h, pid := startWithDeadExecutor(t, root, "handle")
+	start, _ = procStart(pid)
+	if err := d.RecoverTask(h); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("RecoverTask with the executor gone = %v, want ErrTaskNotFound", err)
+	}
+	if err := d.KillTask(context.Background(), h); err != nil {
+		t.Fatalf("KillTask: %v", err)
+	}
+	if taskAlive(pid, start) {
+		t.Errorf("task %d still runs after KillTask", pid)
+	}
+	if _, err := os.Stat(pidPath(h.Config.TaskDir, h.ID)); !os.IsNotExist(err) {
+		t.Errorf("pid file after KillTask: %v, want removed", err)
+	}
+}

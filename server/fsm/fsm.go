@@ -352,7 +352,7 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	}
 	s := f.State()
 	err := s.Write(index, func(tx *state.Txn) error {
-		if err := tx.UpsertAllocs(req.Allocs); err != nil {
+		if err := tx.UpsertPlanAllocs(&req); err != nil {
 			return err
 		}
 		if err := tx.UpsertEvals(req.PreemptionEvals); err != nil {
@@ -379,7 +379,7 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 		// GPUs a gang held are free to others again.
 		f.capacityChanged(index)
 	}
-	for _, a := range req.Allocs {
+	for _, a := range append(req.AllocsStopped, req.Allocs...) {
 		if a.DesiredStatus == structs.AllocDesiredStatusStop {
 			f.capacityChanged(index)
 			break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -160,7 +161,11 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		a.partial.Add(1)
 		a.rejected.Add(uint64(len(result.RejectedNodes)))
 	}
-	req := &structs.ApplyPlanResultsRequest{Allocs: allocs, EvalID: plan.EvalID, PreemptionEvals: preemptionEvals(allocs, now), EvalUpdate: ended}
+	req := &structs.ApplyPlanResultsRequest{EvalID: plan.EvalID, PreemptionEvals: preemptionEvals(allocs, now), EvalUpdate: ended}
+	req.AllocsStopped, req.AllocsPlaced = onTheWire(plan.Job, verdicts, result)
+	if slices.ContainsFunc(req.AllocsPlaced, func(a *structs.Allocation) bool { return a.Job == nil }) {
+		req.Job = plan.Job // a plan that only stops writes no job
+	}
 	// The gang's reservation changes with the plan, unless the plan was
 	// all at once and refused.
 	if !plan.AllAtOnce || len(result.RejectedNodes) == 0 {
@@ -251,4 +256,47 @@ func stamp(alloc *structs.Allocation, plan *structs.Plan, now int64) *structs.Al
 		c.Job = plan.Job
 	}
 	return c
+}
+
+// onTheWire returns the accepted allocations as the Raft entry carries
+// them, in node order: stops without a Job (each keeps its own in state),
+// placements and in-place updates of job without one (they take the
+// entry's Job), so that the job is written once per plan, not once per
+// allocation.
+func onTheWire(job *structs.Job, verdicts []Verdict, result *structs.PlanResult) (stopped, placed []*structs.Allocation) {
+	for _, v := range verdicts {
+		if v.Reason != "" {
+			continue
+		}
+		for _, a := range result.NodeUpdate[v.NodeID] {
+			stopped = append(stopped, withoutJob(a))
+		}
+		for _, from := range [][]*structs.Allocation{result.NodeAllocation[v.NodeID], result.NodeInPlaceUpdate[v.NodeID]} {
+			for _, a := range from {
+				if sameJobVersion(a.Job, job) {
+					a = withoutJob(a)
+				}
+				placed = append(placed, a)
+			}
+		}
+	}
+	return stopped, placed
+}
+
+// withoutJob returns a shallow copy of a without its Job, to encode.
+func withoutJob(a *structs.Allocation) *structs.Allocation {
+	c := *a
+	c.Job = nil
+	return &c
+}
+
+// sameJobVersion reports whether a and b are the same write of the same
+// job, pointers or not: a plan's allocations may hold copies of its job
+// (a decoded plan holds one per allocation).
+func sameJobVersion(a, b *structs.Job) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a == b || (a.Namespace == b.Namespace && a.ID == b.ID && a.Version == b.Version &&
+		a.ModifyIndex == b.ModifyIndex && a.JobModifyIndex == b.JobModifyIndex)
 }

@@ -22,6 +22,8 @@ type storeRaft struct {
 	evals []*structs.Evaluation // the PreemptionEvals of every request
 	// ended are the EvalUpdates the requests carried.
 	ended []*structs.Evaluation
+	// sizes are the encoded entries' lengths in bytes.
+	sizes []int
 }
 
 func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
@@ -40,11 +42,12 @@ func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
 	}
 	r.index++
 	r.calls++
+	r.sizes = append(r.sizes, len(buf))
 	r.evals = append(r.evals, req.PreemptionEvals...)
 	if req.EvalUpdate != nil {
 		r.ended = append(r.ended, req.EvalUpdate)
 	}
-	return r.index, r.store.UpsertAllocs(r.index, req.Allocs)
+	return r.index, r.store.Write(r.index, func(tx *state.Txn) error { return tx.UpsertPlanAllocs(&req) })
 }
 
 // write applies a setup change at the next index.

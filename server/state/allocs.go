@@ -18,6 +18,58 @@ func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) er
 	return s.Write(index, func(tx *Txn) error { return tx.UpsertAllocs(allocs) })
 }
 
+// UpsertPlanAllocs writes the allocations of a plan result (see
+// structs.ApplyPlanResultsRequest): req.Allocs as UpsertAllocs does, as
+// entries written before req.Job existed need; then the stops, which keep
+// the Job in state (a stop of an allocation no longer in state is
+// dropped: there is nothing left to stop); then the placements and
+// in-place updates, those of req.Job's job without a Job taking it (others
+// fall back as in UpsertAllocs). A placement left
+// with no job at all is refused: the scheduler and the clients read it.
+func (tx *Txn) UpsertPlanAllocs(req *structs.ApplyPlanResultsRequest) error {
+	if err := tx.UpsertAllocs(req.Allocs); err != nil {
+		return err
+	}
+	var stops []*structs.Allocation
+	for _, a := range req.AllocsStopped {
+		if a == nil || a.ID == "" {
+			return fmt.Errorf("stop alloc: missing ID: %w", structs.ErrInvalid)
+		}
+		existing, err := tx.AllocByID(a.ID)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			stops = append(stops, a)
+		}
+	}
+	if err := tx.UpsertAllocs(stops); err != nil {
+		return err
+	}
+	placed := make([]*structs.Allocation, 0, len(req.AllocsPlaced))
+	for _, a := range req.AllocsPlaced {
+		if a != nil && a.Job == nil && req.Job != nil && a.JobID == req.Job.ID && namespaceOf(a.Namespace) == namespaceOf(req.Job.Namespace) {
+			c := *a // upsertAlloc copies it deeply
+			c.Job = req.Job
+			a = &c
+		}
+		placed = append(placed, a)
+	}
+	if err := tx.UpsertAllocs(placed); err != nil {
+		return err
+	}
+	for _, a := range placed {
+		stored, err := tx.AllocByID(a.ID)
+		if err != nil {
+			return err
+		}
+		if stored == nil || stored.Job == nil {
+			return fmt.Errorf("place alloc %q: no job %q in the plan or in state: %w", a.ID, a.JobID, structs.ErrInvalid)
+		}
+	}
+	return nil
+}
+
 // upsertAlloc writes one allocation of a plan result (see UpsertAllocs).
 func (tx *Txn) upsertAlloc(alloc *structs.Allocation) error {
 	txn, index := tx.txn, tx.index
@@ -63,6 +115,40 @@ func (tx *Txn) upsertAlloc(alloc *structs.Allocation) error {
 // index. Allocations not in state are ignored.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
 	return s.Write(index, func(tx *Txn) error { return tx.UpdateAllocsFromClient(allocs) })
+}
+
+// DescNodeDown is the client description of an allocation marked lost
+// because its node went down (the scheduler's words for the same).
+const DescNodeDown = "alloc is lost since its node is down"
+
+// loseStoppedAllocs marks lost, at the node's going down, the node's
+// allocations the servers stopped but its client never reported
+// finished: no client will report them now, and the scheduler, which
+// marks lost only the ones meant to run, leaves them be; they would show
+// pending or running for good. The node's client, if it comes back,
+// may still report how they ended.
+func (tx *Txn) loseStoppedAllocs(nodeID string, at int64) error {
+	allocs, err := allocsOn(tx.txn, nodeID)
+	if err != nil {
+		return err
+	}
+	var lost []*structs.Allocation
+	for _, a := range allocs {
+		if a.DesiredStatus != structs.AllocDesiredStatusRun && !a.ClientTerminalStatus() {
+			lost = append(lost, &structs.Allocation{ID: a.ID, ClientStatus: structs.AllocClientStatusLost,
+				ClientDescription: DescNodeDown, ModifyTime: at})
+		}
+	}
+	return tx.UpdateAllocsFromClient(lost)
+}
+
+// allocsOn returns the node's allocations as txn sees them.
+func allocsOn(txn *memdb.Txn, nodeID string) ([]*structs.Allocation, error) {
+	iter, err := txn.Get(TableAllocs, indexNode, nodeID)
+	if err != nil {
+		return nil, fmt.Errorf("allocs of node %q: %w", nodeID, err)
+	}
+	return collect(nil, iter, nil, compareAllocs), nil
 }
 
 // terminalClientStatus reports whether a client status is final.

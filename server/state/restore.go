@@ -13,12 +13,27 @@ import (
 // restoring a snapshot into a new, empty store.
 type StateRestore struct {
 	txn *memdb.Txn
+	// jobs are the job versions restored so far, so that allocations of
+	// the same version share one *Job, as they do when a plan placed
+	// them: a snapshot holds one copy per allocation, and a job of
+	// 1 MB with a count of 1,000 would otherwise take 1 GB after restore.
+	jobs map[jobVersion]*structs.Job
+}
+
+// jobVersion identifies one stored version of a job, exactly.
+type jobVersion struct {
+	namespace, id              string
+	version, modify, jobModify uint64
+}
+
+func versionOf(j *structs.Job) jobVersion {
+	return jobVersion{j.Namespace, j.ID, j.Version, j.ModifyIndex, j.JobModifyIndex}
 }
 
 // Restore starts a restore. The store accepts no other write until Commit
 // or Abort.
 func (s *StateStore) Restore() (*StateRestore, error) {
-	return &StateRestore{txn: s.db.Txn(true)}, nil
+	return &StateRestore{txn: s.db.Txn(true), jobs: map[jobVersion]*structs.Job{}}, nil
 }
 
 // NodeRestore inserts a node.
@@ -28,6 +43,7 @@ func (r *StateRestore) NodeRestore(node *structs.Node) error {
 
 // JobRestore inserts a job.
 func (r *StateRestore) JobRestore(job *structs.Job) error {
+	r.jobs[versionOf(job)] = job
 	return r.insert(TableJobs, job.ID, job)
 }
 
@@ -36,8 +52,17 @@ func (r *StateRestore) EvalRestore(eval *structs.Evaluation) error {
 	return r.insert(TableEvals, eval.ID, eval)
 }
 
-// AllocRestore inserts an allocation.
+// AllocRestore inserts an allocation. Its job becomes the one already
+// restored for the same job version, if any.
 func (r *StateRestore) AllocRestore(alloc *structs.Allocation) error {
+	if alloc.Job != nil {
+		key := versionOf(alloc.Job)
+		if shared, ok := r.jobs[key]; ok {
+			alloc.Job = shared
+		} else {
+			r.jobs[key] = alloc.Job
+		}
+	}
 	return r.insert(TableAllocs, alloc.ID, alloc)
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// Stats reads the current utilisation, memory use, temperature and power
-// draw of the GPUs (or MIG devices) with the given UUIDs, in that order.
+// Stats reads the current utilisation, memory use, temperature, power
+// draw, SM clock and double-bit ECC count of the GPUs (or MIG devices) with the given UUIDs, in that order.
 // It calls lib.Init and lib.Shutdown itself. A UUID NVML does not know is
 // skipped; a figure a device does not report (MIG devices report no
 // utilisation, temperature or power) is left zero.
@@ -52,6 +52,15 @@ func deviceStats(dev nvml.Device, id string, now int64) *structs.DeviceStats {
 	}
 	if mw, ret := call(dev.GetPowerUsage); ret == nvml.SUCCESS {
 		s.PowerWatts = float64(mw) / 1000
+	}
+	if mhz, ret := call(func() (uint32, nvml.Return) { return dev.GetClockInfo(nvml.CLOCK_SM) }); ret == nvml.SUCCESS {
+		s.SMClockMHz = float64(mhz)
+	}
+	dbe, ret := call(func() (uint64, nvml.Return) {
+		return dev.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+	})
+	if ret == nvml.SUCCESS {
+		s.ECCDBEVolatile = dbe
 	}
 	return s
 }

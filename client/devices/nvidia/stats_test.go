@@ -29,6 +29,18 @@ func TestStatsDGXA100Mock(t *testing.T) {
 		return 64, nvml.SUCCESS
 	}
 	d0.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 312500, nvml.SUCCESS }
+	d0.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
+		if c != nvml.CLOCK_SM {
+			return 0, nvml.ERROR_INVALID_ARGUMENT
+		}
+		return 1410, nvml.SUCCESS
+	}
+	d0.GetTotalEccErrorsFunc = func(e nvml.MemoryErrorType, c nvml.EccCounterType) (uint64, nvml.Return) {
+		if e != nvml.MEMORY_ERROR_TYPE_UNCORRECTED || c != nvml.VOLATILE_ECC {
+			return 0, nvml.ERROR_INVALID_ARGUMENT
+		}
+		return 3, nvml.SUCCESS
+	}
 	devs[1].GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) {
 		return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED
 	}
@@ -42,7 +54,7 @@ func TestStatsDGXA100Mock(t *testing.T) {
 	}
 	want := []structs.DeviceStats{
 		{ID: devs[0].UUID, GPUUtilPercent: 87, MemoryUtilPercent: 41, MemoryUsedBytes: 10 << 30,
-			MemoryTotalBytes: 40 << 30, TemperatureC: 64, PowerWatts: 312.5},
+			MemoryTotalBytes: 40 << 30, TemperatureC: 64, PowerWatts: 312.5, SMClockMHz: 1410, ECCDBEVolatile: 3},
 		// The mock's own memory info: 40 GiB, none used.
 		{ID: devs[1].UUID, MemoryTotalBytes: 40 << 30},
 	}

@@ -21,6 +21,7 @@ const (
 	busyMemFraction      = 0.6
 	idleTempC, busyTempC = 34, 67
 	idleWatts, busyWatts = 70, 520
+	idleSMMHz, busySMMHz = 345, 1755
 )
 
 // Stats returns synthetic stats, marked Simulated, for every simulated
@@ -54,12 +55,14 @@ func deviceStats(id string, total uint64, busy bool, now time.Time) *structs.Dev
 		s.MemoryUsedBytes = uint64(float64(total) * (busyMemFraction + 0.05*w))
 		s.TemperatureC = busyTempC + 4*w
 		s.PowerWatts = busyWatts + 60*w
+		s.SMClockMHz = busySMMHz + 50*w
 		return s
 	}
 	s.GPUUtilPercent = idleUtil + 1 + w // 0-2
 	s.MemoryUsedBytes = uint64(float64(total) * idleMemFraction)
 	s.TemperatureC = idleTempC + 2*w
 	s.PowerWatts = idleWatts + 5*w
+	s.SMClockMHz = idleSMMHz
 	return s
 }
 

@@ -184,7 +184,7 @@ func (c commit) Apply(t structs.MessageType, msg any) (uint64, error) {
 	}
 	index := c.h.NextIndex()
 	err := c.h.State.Write(index, func(tx *state.Txn) error {
-		if err := tx.UpsertAllocs(req.Allocs); err != nil {
+		if err := tx.UpsertPlanAllocs(req); err != nil {
 			return err
 		}
 		evals := req.PreemptionEvals
