@@ -193,3 +193,35 @@ func TestEventStream_Follower(t *testing.T) {
 		}
 	}
 }
+
+// TestEventStream_ShutdownEndsStreams: a server shutting down ends its
+// open streams with an error instead of waiting on them.
+func TestEventStream_ShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	conn, err := openEvents(t, s, "", &structs.EventStreamRequest{Topics: map[string][]string{"Job": {"none"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Shutdown() }()
+	for {
+		if _, _, err := readMsg(t, conn); err != nil {
+			if structs.CodeOf(err) != structs.CodeUnavailable {
+				t.Errorf("stream at shutdown ended with %v, want unavailable", err)
+			}
+			break
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown still waiting 30s after the stream ended")
+	}
+	waitFor(t, 5*time.Second, func() (bool, string) {
+		return s.EventSubscriptions() == 0, "a subscription still open after shutdown"
+	})
+}
