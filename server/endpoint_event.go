@@ -228,7 +228,9 @@ func (s *Server) authorizeEvents(token string, req *structs.EventStreamRequest) 
 func topicAllowed(a *acl.ACL, topic, ns string) bool {
 	switch topic {
 	case structs.TopicAll:
-		for _, t := range []string{structs.TopicJob, structs.TopicNode, structs.TopicQuota, structs.TopicQueue} {
+		// Not for the default queue's events alone, which every token
+		// may read: "everything" asks for more.
+		for _, t := range []string{structs.TopicJob, structs.TopicNode, structs.TopicQuota} {
 			if topicAllowed(a, t, ns) {
 				return true
 			}

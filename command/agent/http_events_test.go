@@ -183,3 +183,29 @@ func TestEventStream_HTTP(t *testing.T) {
 }
 
 func intp(i int) *int { return &i }
+
+// TestEventStream_HTTPNeedsAToken: with ACLs on, a request without a
+// token, or with one for another namespace, gets Nomad's one-line 403;
+// the management token gets the stream.
+func TestEventStream_HTTPNeedsAToken(t *testing.T) {
+	_, base, mgmt := newACLAgent(t)
+	nsOnly := createToken(t, base, mgmt, "elsewhere", `namespace "elsewhere" { policy = "write" }`)
+	for _, token := range []string{"", nsOnly} {
+		code, got := send(t, http.MethodGet, base+"/v1/event/stream?namespace=default", token, "")
+		if code != http.StatusForbidden || strings.Count(got, "\n") != 1 {
+			t.Errorf("token %.8q: %d %q, want a one-line 403", token, code, got)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/event/stream?topic=Node", nil)
+	req.Header.Set("X-Nomad-Token", mgmt)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("management token: status %d, want 200", resp.StatusCode)
+	}
+}
