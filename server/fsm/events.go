@@ -18,6 +18,7 @@ type EventSink interface {
 func (f *FSM) SetEventSink(sink EventSink) {
 	f.mu.Lock()
 	f.events = sink
+	f.state.TrackChanges() // and a restored store (Restore)
 	f.mu.Unlock()
 }
 

@@ -1,8 +1,10 @@
 package fsm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -151,5 +153,34 @@ func TestEventPayloads(t *testing.T) {
 	}
 	if !slices.Equal(rec.indexes, []uint64{1, 2, 3, 4}) {
 		t.Errorf("published indexes: got %v, want [1 2 3 4]", rec.indexes)
+	}
+}
+
+// TestEventsAfterRestore: a store restored from a snapshot keeps
+// publishing; a store without a sink tracks nothing.
+func TestEventsAfterRestore(t *testing.T) {
+	src, _ := newTestFSM(t)
+	populate(t, src)
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := &bufferSink{}
+	if err := snap.Persist(buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := src.State().TakeChanges(); got != nil {
+		t.Errorf("a store without an event sink kept %d changes", len(got))
+	}
+
+	dst, _ := newTestFSM(t)
+	rec := &sink{}
+	dst.SetEventSink(rec)
+	if err := dst.Restore(io.NopCloser(bytes.NewReader(buf.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, dst, 7, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: testJob("after")})
+	if got, want := rec.take(), []string{"Job JobRegistered after @7"}; !slices.Equal(got, want) {
+		t.Errorf("after restore: got %q, want %q", got, want)
 	}
 }

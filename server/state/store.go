@@ -26,7 +26,8 @@ type StateStore struct {
 
 	abandonOnce *sync.Once
 	abandonCh   chan struct{}
-	// changes are the last committed write's (changes.go).
+	// changes, once TrackChanges was called, are the last committed
+	// write's (changes.go).
 	changes *changeLog
 }
 
@@ -46,7 +47,7 @@ func NewStateStore() (*StateStore, error) {
 }
 
 func newStore(db *memdb.MemDB) *StateStore {
-	return &StateStore{db: db, abandonOnce: &sync.Once{}, abandonCh: make(chan struct{}), changes: &changeLog{}}
+	return &StateStore{db: db, abandonOnce: &sync.Once{}, abandonCh: make(chan struct{})}
 }
 
 // Snapshot returns a point-in-time view of the store. It is cheap: the
@@ -134,13 +135,17 @@ func (s *StateStore) BlockingQuery(ctx context.Context, minIndex uint64, fn Quer
 func (s *StateStore) write(fn func(txn *memdb.Txn) error) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
-	txn.TrackChanges()
-	s.changes.set(nil)
+	if s.changes != nil {
+		txn.TrackChanges()
+		s.changes.set(nil)
+	}
 	if err := fn(txn); err != nil {
 		return err
 	}
 	txn.Commit()
-	s.changes.set(txn.Changes())
+	if s.changes != nil {
+		s.changes.set(txn.Changes())
+	}
 	return nil
 }
 
