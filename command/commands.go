@@ -61,6 +61,10 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m}, nil },
+		"event": func() (cli.Command, error) {
+			return &groupCommand{name: "event", synopsis: "Stream the cluster's events"}, nil
+		},
+		"event stream": func() (cli.Command, error) { return &EventStreamCommand{Meta: m}, nil },
 		"node": func() (cli.Command, error) {
 			return &groupCommand{name: "node", synopsis: "Inspect client nodes and their GPUs"}, nil
 		},

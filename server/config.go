@@ -112,6 +112,8 @@ type Config struct {
 	// (the agent's limits block; zero fields are the defaults).
 	Limits structs.Limits
 	Logger hclog.Logger
+	// Events sizes the event stream (endpoint_event.go).
+	Events EventsConfig
 
 	// GCInterval is how often the leader collects garbage (server/gc.go);
 	// JobGCThreshold, EvalGCThreshold and NodeGCThreshold are how long a

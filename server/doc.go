@@ -57,6 +57,15 @@
 // again). The HTTP API starts them through Server.StreamCall in process,
 // or through its client's session on a client-only agent.
 //
+// # Event stream
+//
+// Every server, leader or follower, has its own event buffer
+// (server/events): the FSM publishes the events of each entry it applied
+// there, and Event.Stream (endpoint_event.go), a streaming call served by
+// the server that receives it, never forwarded, writes the frames a
+// subscription selects, each event checked against the caller's token as
+// it is sent.
+//
 // # Forwarding and retries
 //
 // Every endpoint but the Status ones that report this server's own view

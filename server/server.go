@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/serf/serf"
 
 	"github.com/droverhq/drover/server/broker"
+	"github.com/droverhq/drover/server/events"
 	"github.com/droverhq/drover/server/fsm"
 	"github.com/droverhq/drover/server/plan"
 	"github.com/droverhq/drover/server/scheduler/feasible"
@@ -49,6 +50,8 @@ type Server struct {
 	heartbeats *heartbeats
 	aclCache   aclResolver
 	notifier   *notifier
+	// eventBroker is this server's event buffer (endpoint_event.go).
+	eventBroker *events.Broker
 	// nodeCache keeps the scheduler workers' node verdicts across evals.
 	nodeCache *feasible.NodeCache
 
@@ -114,6 +117,7 @@ func NewServer(cfg *Config) (*Server, error) {
 	if s.fsm, err = fsm.New(s.logger, s.notifier); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
+	s.setupEvents()
 	if err := s.start(); err != nil {
 		_ = s.Shutdown()
 		return nil, fmt.Errorf("new server: %w", err)
@@ -163,6 +167,7 @@ func (s *Server) Shutdown() error {
 	s.shutdownOnce.Do(func() {
 		s.logger.Info("shutting down")
 		close(s.shutdownCh)
+		s.eventBroker.Close()
 		s.monitorWG.Wait()
 		serfErr := s.shutdownSerf()
 		s.pool.Close()

@@ -73,6 +73,10 @@ func (s *Server) serveStreaming(conn net.Conn) {
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
+	if req.Method == structs.RPCEventStream {
+		s.serveEventStream(conn, req.AuthToken, args) // endpoint_event.go
+		return
+	}
 	if !clientOps[req.Method] {
 		writeStreamError(conn, fmt.Errorf("streaming call %q: unknown method: %w", req.Method, structs.ErrInvalid))
 		return

@@ -186,6 +186,9 @@ func (a *Agent) startServer() error {
 		return err
 	}
 	a.config.Server.applyGC(cfg)
+	if cfg.Events, err = a.config.Server.eventsConfig(); err != nil { // http_events.go
+		return err
+	}
 	if a.config.rpcTLS() {
 		cfg.TLS = a.tls
 	}

@@ -95,6 +95,11 @@ type ServerConfig struct {
 	JobGCThreshold  string `hcl:"job_gc_threshold,optional"`
 	EvalGCThreshold string `hcl:"eval_gc_threshold,optional"`
 	NodeGCThreshold string `hcl:"node_gc_threshold,optional"`
+	// EventBufferSize is how many Raft indexes' events the server keeps
+	// for event stream subscribers to resume from (Nomad's name; 0:
+	// 100); EventMaxSubscriptions bounds the open streams (0: 1000).
+	EventBufferSize       int `hcl:"event_buffer_size,optional"`
+	EventMaxSubscriptions int `hcl:"event_max_subscriptions,optional"`
 }
 
 // ClientConfig enables and configures the client.

@@ -211,6 +211,7 @@ func (h *httpAPI) routes() {
 	h.keyringRoutes(m)
 	h.systemRoutes(m)
 	h.metricsRoutes(m)
+	h.eventRoutes(m) // http_events.go
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()

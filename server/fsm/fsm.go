@@ -37,8 +37,10 @@ type FSM struct {
 	logger   hclog.Logger
 	notifier Notifier
 
-	mu    sync.RWMutex // guards state, which Restore replaces
+	mu    sync.RWMutex // guards state, which Restore replaces, and events
 	state *state.StateStore
+	// events, when set, gets the events of each entry applied (events.go).
+	events EventSink
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -88,7 +90,9 @@ func (f *FSM) Apply(log *raft.Log) any {
 		}
 		panic(fmt.Sprintf("fsm: unknown message type %d at index %d", msgType, index))
 	}
-	return f.safeApply(apply, msgType, buf, index)
+	result := f.safeApply(apply, msgType, buf, index)
+	f.publishEvents(msgType, index, result)
+	return result
 }
 
 // applyFn applies one decoded message type.

@@ -166,6 +166,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return fmt.Errorf("restore snapshot: %w", err)
 	}
 	f.mu.Lock()
+	if f.events != nil {
+		fresh.TrackChanges() // events.go
+	}
 	old := f.state
 	f.state = fresh
 	f.mu.Unlock()

@@ -26,6 +26,9 @@ type StateStore struct {
 
 	abandonOnce *sync.Once
 	abandonCh   chan struct{}
+	// changes, once TrackChanges was called, are the last committed
+	// write's (changes.go).
+	changes *changeLog
 }
 
 // StateSnapshot is a frozen view of a StateStore with the same read
@@ -132,10 +135,17 @@ func (s *StateStore) BlockingQuery(ctx context.Context, minIndex uint64, fn Quer
 func (s *StateStore) write(fn func(txn *memdb.Txn) error) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
+	if s.changes != nil {
+		txn.TrackChanges()
+		s.changes.set(nil)
+	}
 	if err := fn(txn); err != nil {
 		return err
 	}
 	txn.Commit()
+	if s.changes != nil {
+		s.changes.set(txn.Changes())
+	}
 	return nil
 }
 

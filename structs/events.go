@@ -1,0 +1,77 @@
+package structs
+
+// The event stream (/v1/event/stream): what changed in the servers'
+// state, in Nomad's shape, one frame per Raft index.
+
+// RPCEventStream is the streaming call that subscribes to a server's
+// event buffer: EventStreamRequest -> StreamMsg{Data: one NDJSON frame}...
+// A server serves it itself (every server has its own buffer); a
+// client-only agent sends it to the server it is connected to.
+const RPCEventStream = "Event.Stream"
+
+// Event topics. TopicAll in a subscription selects every topic.
+const (
+	TopicJob        = "Job"
+	TopicAllocation = "Allocation"
+	TopicEvaluation = "Evaluation"
+	TopicNode       = "Node"
+	TopicDeployment = "Deployment"
+	TopicQuota      = "Quota"
+	TopicQueue      = "Queue"
+	TopicGPU        = "GPU"
+	TopicAll        = "*"
+)
+
+// Event types, Nomad's names where Nomad has the event.
+const (
+	TypeJobRegistered                 = "JobRegistered"
+	TypeJobDeregistered               = "JobDeregistered"
+	TypeJobStatusUpdated              = "JobStatusUpdated"
+	TypeAllocationCreated             = "AllocationCreated"
+	TypeAllocationUpdated             = "AllocationUpdated"
+	TypeAllocationUpdateDesiredStatus = "AllocationUpdateDesiredStatus"
+	TypeEvalUpdated                   = "EvaluationUpdated"
+	TypeNodeRegistration              = "NodeRegistration"
+	TypeNodeDeregistration            = "NodeDeregistration"
+	TypeNodeEvent                     = "NodeEvent"
+	TypeQuotaUpserted                 = "QuotaUpserted"
+	TypeQuotaDeleted                  = "QuotaDeleted"
+	TypeQueueUpserted                 = "QueueUpserted"
+	TypeQueueDeleted                  = "QueueDeleted"
+	TypeGPUHealthChanged              = "GPUHealthChanged"
+)
+
+// Event is one change, as Nomad's api.Event decodes it. Key is the
+// object's ID (a job's, an allocation's, a GPU's UUID); FilterKeys are
+// other IDs a subscription may select it by (an allocation's job). The
+// Payload holds the object under its kind's name ({"Job": ...},
+// {"Allocation": ...}), with secrets removed.
+type Event struct {
+	Topic      string
+	Type       string
+	Key        string
+	Namespace  string `json:",omitempty"`
+	FilterKeys []string
+	Index      uint64
+	Payload    map[string]any
+}
+
+// EventFrame is one NDJSON line of the stream: the events of one index
+// that the subscription selects. A frame with neither is a heartbeat,
+// written as {}.
+type EventFrame struct {
+	Index  uint64  `json:",omitempty"`
+	Events []Event `json:",omitempty"`
+}
+
+// EventStreamRequest subscribes to the event stream. Topics maps a
+// topic (or TopicAll) to the keys it selects ("*" selects every key).
+// Namespace selects events of one namespace, or of every namespace the
+// token may read with "*"; events without a namespace (nodes, GPUs,
+// quotas, queues) pass it. Index resumes: only events of a later index
+// are sent.
+type EventStreamRequest struct {
+	Topics    map[string][]string
+	Namespace string
+	Index     uint64
+}
