@@ -6,17 +6,17 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 )
 
-// changeLog keeps the object changes of the last committed write, for
-// the FSM to turn into events (server/events). A failed write leaves
-// none.
+// changeLog keeps the object changes of the writes committed since the
+// FSM last took them, for it to turn into events (server/events). A
+// failed write adds none.
 type changeLog struct {
 	mu      sync.Mutex
 	changes memdb.Changes
 }
 
-func (l *changeLog) set(c memdb.Changes) {
+func (l *changeLog) add(c memdb.Changes) {
 	l.mu.Lock()
-	l.changes = c
+	l.changes = append(l.changes, c...)
 	l.mu.Unlock()
 }
 
@@ -26,8 +26,9 @@ func (l *changeLog) set(c memdb.Changes) {
 // written or shared.
 func (s *StateStore) TrackChanges() { s.changes = &changeLog{} }
 
-// TakeChanges returns the object changes of the last write, committed
-// since the last call, and forgets them: each change of a table row
+// TakeChanges returns the object changes of the writes committed since
+// the last call (all of one entry's, however many writes it took), and
+// forgets them: each change of a table row
 // once, with the row before (nil when inserted) and after (nil when
 // deleted). The FSM calls it right after applying an entry; the rows
 // are the store's and must not be mutated.

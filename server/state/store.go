@@ -26,8 +26,8 @@ type StateStore struct {
 
 	abandonOnce *sync.Once
 	abandonCh   chan struct{}
-	// changes, once TrackChanges was called, are the last committed
-	// write's (changes.go).
+	// changes, once TrackChanges was called, are the committed writes'
+	// not yet taken (changes.go).
 	changes *changeLog
 }
 
@@ -137,14 +137,13 @@ func (s *StateStore) write(fn func(txn *memdb.Txn) error) error {
 	defer txn.Abort()
 	if s.changes != nil {
 		txn.TrackChanges()
-		s.changes.set(nil)
 	}
 	if err := fn(txn); err != nil {
 		return err
 	}
 	txn.Commit()
 	if s.changes != nil {
-		s.changes.set(txn.Changes())
+		s.changes.add(txn.Changes())
 	}
 	return nil
 }
