@@ -16,6 +16,13 @@ import (
 	"github.com/droverhq/drover/api"
 )
 
+// Bounds of one capture, which is held in memory until the archive is
+// written: snapshots (-duration / -interval) and bytes of log kept.
+const (
+	maxDebugSnapshots = 360
+	maxDebugLog       = 64 << 20
+)
+
 // OperatorDebugCommand is `drover operator debug`: Nomad's, simplified.
 // It captures what the agent and the cluster say for a while and writes
 // it as one .tar.gz to attach to a bug report.
@@ -73,6 +80,10 @@ func (c *OperatorDebugCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error: -duration (%s) and -interval (%s) must be positive, and -interval at most -duration", d.duration, d.interval))
 		return exitError
 	}
+	if n := d.duration / d.interval; n > maxDebugSnapshots {
+		c.Ui.Error(fmt.Sprintf("Error: -duration %s every -interval %s is %d snapshots, over the limit %d: raise -interval", d.duration, d.interval, n, maxDebugSnapshots))
+		return exitError
+	}
 	if st, err := os.Stat(output); err != nil || !st.IsDir() {
 		c.Ui.Error(fmt.Sprintf("Error: -output %q: not a directory", output))
 		return exitError
@@ -126,12 +137,12 @@ type debugCapture struct {
 func (d *debugCapture) run(ctx context.Context) []debugFile {
 	ctx, cancel := context.WithTimeout(ctx, d.duration)
 	defer cancel()
-	var logs bytes.Buffer
+	logs := &cappedBuffer{max: maxDebugLog}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // ends with ctx
 		defer wg.Done()
-		err := streamMonitor(ctx, d.client, api.MonitorOptions{LogLevel: d.logLevel}, &logs)
+		err := streamMonitor(ctx, d.client, api.MonitorOptions{LogLevel: d.logLevel}, logs)
 		d.note(ctx, "monitor.log", nil, err)
 	}()
 	d.get(ctx, "agent-self.json", "/v1/agent/self", nil)
@@ -143,7 +154,10 @@ func (d *debugCapture) run(ctx context.Context) []debugFile {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
-			d.add("monitor.log", logs.Bytes())
+			d.add("monitor.log", logs.buf.Bytes())
+			if logs.dropped > 0 {
+				d.note(context.Background(), "monitor.log", nil, fmt.Errorf("cut at %d bytes: %d more bytes of log were not kept", maxDebugLog, logs.dropped))
+			}
 			d.mu.Lock()
 			failures := d.errors
 			d.mu.Unlock()
@@ -245,4 +259,19 @@ func writeArchive(path, dir string, files []debugFile) (err error) {
 		return err
 	}
 	return zw.Close()
+}
+
+// cappedBuffer keeps the first max bytes written to it and counts the
+// rest.
+type cappedBuffer struct {
+	max     int
+	buf     bytes.Buffer
+	dropped int64
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	keep := min(len(p), b.max-b.buf.Len())
+	b.buf.Write(p[:keep])
+	b.dropped += int64(len(p) - keep)
+	return len(p), nil
 }

@@ -176,6 +176,7 @@ func TestOperatorDebugErrors(t *testing.T) {
 	}{
 		{[]string{"-duration", "1s", "-interval", "2s"}, "-interval at most -duration"},
 		{[]string{"-duration", "0s"}, "must be positive"},
+		{[]string{"-duration", "1h", "-interval", "1s"}, "3600 snapshots, over the limit 360"},
 		{[]string{"-output", "/nonexistent/dir"}, `-output "/nonexistent/dir": not a directory`},
 	} {
 		code, _, stderr := run(t, "http://127.0.0.1:1", append([]string{"operator", "debug"}, tt.args...)...)
@@ -199,5 +200,19 @@ func TestOperatorDebugErrors(t *testing.T) {
 		if !strings.Contains(files["errors.txt"], refused) {
 			t.Errorf("errors.txt %q does not say %s was refused", files["errors.txt"], refused)
 		}
+	}
+}
+
+// TestCappedBuffer: the debug log keeps its first bytes and counts the
+// rest, never failing the stream.
+func TestCappedBuffer(t *testing.T) {
+	b := &cappedBuffer{max: 5}
+	for _, w := range []string{"abc", "defg", "hi"} {
+		if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	if got := b.buf.String(); got != "abcde" || b.dropped != 4 {
+		t.Errorf("kept %q, dropped %d; want abcde, 4", got, b.dropped)
 	}
 }
