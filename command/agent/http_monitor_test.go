@@ -184,34 +184,17 @@ func TestMonitorSlowReaderDoesNotBlockTheAgent(t *testing.T) {
 		h.ServeHTTP(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/v1/agent/monitor?plain=true", nil))
 	}()
 	// The first line is taken and its write blocks: the reader stalls.
-	waitLogged := func(what string, fn func()) {
-		t.Helper()
-		finished := make(chan struct{})
-		go func() { fn(); close(finished) }()
-		select {
-		case <-finished:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%s: the logger is blocked by the monitor's reader", what)
-		}
-	}
-	for _, step := range []struct {
-		what string
-		ch   chan struct{}
-	}{{"the monitor answered", w.started}, {"the monitor writes its first line", w.entered}} {
-		select {
-		case <-step.ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("not in 10s: %s", step.what)
-		}
-		if step.ch == w.started {
-			logger.Info("first")
-		}
-	}
-	waitLogged("1000 lines while the reader is stuck", func() {
+	waitClosed(t, w.started, "the monitor answered")
+	logger.Info("first")
+	waitClosed(t, w.entered, "the monitor writes its first line")
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
 		for i := range 1000 {
 			logger.Info("burst", "i", i)
 		}
-	})
+	}()
+	waitClosed(t, logged, "the agent logs 1000 lines while the monitor's reader is stuck")
 	close(w.release)
 	want := "monitor: dropped 992 log lines"
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(w.String(), want); time.Sleep(10 * time.Millisecond) {
@@ -224,6 +207,15 @@ func TestMonitorSlowReaderDoesNotBlockTheAgent(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not in 10s: %s", what)
+	}
 }
 
 // TestMonitorRequests: bad input is a 400 naming the parameter; another
