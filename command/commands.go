@@ -83,6 +83,7 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"alloc fs cat":  func() (cli.Command, error) { return &AllocFSCatCommand{Meta: m}, nil },
 		"alloc fs stat": func() (cli.Command, error) { return &AllocFSStatCommand{Meta: m}, nil },
 		"sim":           func() (cli.Command, error) { return &SimCommand{Meta: m}, nil },
+		"monitor":       func() (cli.Command, error) { return &MonitorCommand{Meta: m}, nil },
 		"version":       func() (cli.Command, error) { return &VersionCommand{Meta: m}, nil },
 
 		"operator": func() (cli.Command, error) {
@@ -91,7 +92,8 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"system": func() (cli.Command, error) {
 			return &groupCommand{name: "system", synopsis: "Cluster maintenance"}, nil
 		},
-		"system gc": func() (cli.Command, error) { return &SystemGCCommand{Meta: m}, nil },
+		"system gc":      func() (cli.Command, error) { return &SystemGCCommand{Meta: m}, nil },
+		"operator debug": func() (cli.Command, error) { return &OperatorDebugCommand{Meta: m}, nil },
 		"operator scheduler": func() (cli.Command, error) {
 			return &groupCommand{name: "operator scheduler", synopsis: "Read and change the scheduler configuration"}, nil
 		},

@@ -28,7 +28,8 @@ type Meta struct {
 	Stderr io.Writer
 	// Stdin is what alloc exec forwards; nil means os.Stdin.
 	Stdin io.Reader
-	// ShutdownCh, when set, is handed to the agent command (tests).
+	// ShutdownCh, when set, is handed to the agent command and ends
+	// monitor and operator debug (tests).
 	ShutdownCh <-chan struct{}
 	// Now is the clock for relative times; nil means time.Now.
 	Now func() time.Time

@@ -54,7 +54,9 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	logger := hclog.New(&hclog.LoggerOptions{
+	// An intercept logger, so that /v1/agent/monitor can add a sink of
+	// its own for the length of a request.
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name:   "drover",
 		Level:  hclog.LevelFromString(cfg.LogLevel),
 		Output: logOut,
@@ -119,6 +121,8 @@ func NewAgent(cfg *Config, logOut io.Writer) (*Agent, error) {
 	api.aclEnabled = cfg.aclEnabled()
 	api.limits, _ = cfg.limits() // Validate checked the block
 	api.telemetry = a.telemetry
+	api.logSinks = logger
+	api.enableDebug = cfg.EnableDebug
 	if cfg.Audit != nil && cfg.Audit.Enabled {
 		acfg, err := cfg.Audit.Config(a.dataDir)
 		if err != nil {

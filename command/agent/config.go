@@ -37,6 +37,10 @@ type Config struct {
 	// PluginBlocks are the plugin "<name>" blocks, decoded into Plugins
 	// (config_safety.go).
 	PluginBlocks []*PluginConfig `hcl:"plugin,block"`
+	// EnableDebug serves the agent's profiles (/v1/agent/pprof) when
+	// ACLs are off, as Nomad's enable_debug; with ACLs on they need
+	// agent write whatever it says. On in -dev.
+	EnableDebug bool `hcl:"enable_debug,optional"`
 
 	// Plugins is what the plugin blocks set, merged across files.
 	Plugins Plugins
@@ -169,6 +173,7 @@ func DevConfig() *Config {
 	c.DevMode = true
 	c.BindAddr = "127.0.0.1"
 	c.LogLevel = "DEBUG"
+	c.EnableDebug = true
 	c.Server.Enabled = true
 	c.Server.BootstrapExpect = 1
 	c.Client.Enabled = true
@@ -279,6 +284,7 @@ func (c *Config) Merge(o *Config) {
 	if o.LogLevel != "" {
 		c.LogLevel = o.LogLevel
 	}
+	c.EnableDebug = c.EnableDebug || o.EnableDebug
 	if p := o.Ports; p != nil {
 		if p.HTTP != 0 {
 			c.Ports.HTTP = p.HTTP

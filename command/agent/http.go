@@ -55,6 +55,12 @@ type httpAPI struct {
 	limits structs.Limits
 	// telemetry answers /v1/metrics (http_metrics.go); nil answers 501.
 	telemetry *telemetry.Telemetry
+	// logSinks feeds /v1/agent/monitor (http_monitor.go); nil answers
+	// 501. monitorLines bounds each monitor's buffer (0: monitorBuffer).
+	logSinks     logSinks
+	monitorLines int
+	// enableDebug serves /v1/agent/pprof without ACLs (http_pprof.go).
+	enableDebug bool
 }
 
 // routeMux is the API's mux, keeping the patterns it serves (the route
@@ -212,6 +218,8 @@ func (h *httpAPI) routes() {
 	h.systemRoutes(m)
 	h.metricsRoutes(m)
 	h.eventRoutes(m) // http_events.go
+	h.monitorRoutes(m)
+	h.pprofRoutes(m)
 
 	// The web UI, and / and /ui redirecting to it.
 	web := ui.Handler()

@@ -50,15 +50,17 @@ func (b *recordingBackend) take() []string {
 // agentLocal are the routes answered by the agent itself, as Nomad's
 // are: its own description, its serf pool, and the web UI.
 var agentLocal = map[string]bool{
-	"GET /v1/agent/self":         true,
-	"GET /v1/agent/members":      true,
-	"PUT /v1/agent/join":         true,
-	"POST /v1/agent/join":        true,
-	"PUT /v1/agent/force-leave":  true,
-	"POST /v1/agent/force-leave": true,
-	"PUT /v1/jobs/parse":         true, // parses HCL, reads nothing
-	"POST /v1/jobs/parse":        true,
-	"GET /v1/metrics":            true, // the agent's own metrics
+	"GET /v1/agent/self":            true,
+	"GET /v1/agent/members":         true,
+	"PUT /v1/agent/join":            true,
+	"POST /v1/agent/join":           true,
+	"PUT /v1/agent/force-leave":     true,
+	"POST /v1/agent/force-leave":    true,
+	"PUT /v1/jobs/parse":            true, // parses HCL, reads nothing
+	"POST /v1/jobs/parse":           true,
+	"GET /v1/metrics":               true, // the agent's own metrics
+	"GET /v1/agent/monitor":         true, // the agent's own log
+	"GET /v1/agent/pprof/{profile}": true, // the agent's own profiles
 }
 
 // TestEveryRouteGoesThroughAnEndpoint: every /v1 route but the agent's
