@@ -3,7 +3,6 @@ package command
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,24 +10,6 @@ import (
 
 	"github.com/droverhq/drover/structs"
 )
-
-// lockedBuffer is a strings.Builder safe to read while a command writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestEventStreamCommand: `drover event stream -topic Node` prints each
 // node event as one JSON line, until stopped.
