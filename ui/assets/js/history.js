@@ -1,23 +1,17 @@
-// GPU utilisation history: GET /v1/client/gpus/history?node_id=<id> and
-// /v1/client/allocation/<id>/gpus/history, which the servers route to the
-// node, drawn as inline SVG sparklines; the allocation answer carries
-// the idle-but-allocated verdict.
+// GPU utilisation history (routed to the node by the servers) as SVG
+// sparklines, and the allocation's idle-but-allocated verdict.
 import { html, duration } from './format.js';
 
 export const nodeHistoryPath = (id) => `/v1/client/gpus/history?node_id=${encodeURIComponent(id)}`;
 export const allocHistoryPath = (id) => `/v1/client/allocation/${encodeURIComponent(id)}/gpus/history`;
 
-/** historyByID indexes a history answer's GPUs by ID. */
 export const historyByID = (answer) => new Map((answer?.GPUs || []).map((g) => [g.ID, g]));
 
 const W = 160;
 const H = 32;
 
-/**
- * sparkline draws one GPU's utilisation samples (0-100%) as an inline
- * SVG, oldest on the left; the idle threshold is a dashed line. With no
- * samples it says so.
- */
+// sparkline: one GPU's samples (0-100%), oldest left, the idle
+// threshold dashed.
 export function sparkline(gpu, { threshold = 5, interval = 0 } = {}) {
   const samples = gpu?.Samples || [];
   if (!samples.length) return html`<span class="muted small" data-testid="gpu-sparkline-empty">no samples yet</span>`;
@@ -36,15 +30,12 @@ export function sparkline(gpu, { threshold = 5, interval = 0 } = {}) {
     <polyline class="spark-line" points="${points}"></polyline></svg>`;
 }
 
-/**
- * idleWarning is the idle-but-allocated banner of an allocation's
- * history answer, or '' when it is not idle.
- */
+// idleWarning: the idle-but-allocated banner, or ''.
 export function idleWarning(h) {
   if (!h?.Idle) return '';
   const n = h.IdleGPUs?.length || 0;
   return html`<div class="warnbox" data-testid="idle-warning" role="status"><strong>Allocated but idle:</strong>
     ${n === 1 ? 'the GPU' : `all ${n} GPUs`} this allocation holds stayed under ${h.IdleThresholdPercent}% utilisation
     for ${duration(h.IdleWindow / 1e6)} or more (since ${new Date(h.IdleSince / 1e6).toLocaleTimeString()}).
-    Stop it, or give the GPUs work, so that others can use them.</div>`;
+    Stop it, or give them work.</div>`;
 }

@@ -1,6 +1,5 @@
-// Overview: GPUs by model, allocation ratio, cluster GPU use (how busy
-// the allocated GPUs are), node heat map, pending jobs with their
-// reasons, leader and servers.
+// Overview: GPUs by model, allocation ratio, how busy allocated GPUs
+// are, node heat map, pending jobs with reasons, leader and servers.
 import { watch, get, poll, sleep, isAbort } from '../api.js';
 import { html, pct, plural, sortBy } from '../format.js';
 import { jobHref, nodeHref } from '../links.js';
@@ -11,8 +10,7 @@ import { navigate } from '../router.js';
 import { nodeHistoryPath } from '../history.js';
 
 const MAX_PENDING = 10;
-// MAX_USE_NODES bounds the nodes asked for their GPUs' use each round.
-const MAX_USE_NODES = 25;
+const MAX_USE_NODES = 25; // nodes asked for their GPUs' use each round
 
 export default function overview(ctx) {
   const { main, signal } = ctx;
@@ -97,10 +95,8 @@ function renderGPUs(main, heat, g) {
   heat.set(nodes);
 }
 
-// clusterUse polls the GPU history of the nodes that have allocated GPUs
-// (at most MAX_USE_NODES) and shows how busy those GPUs are now: the sum
-// of their latest utilisation against their count, and how many sit
-// under the idle threshold.
+// clusterUse polls the history of nodes with allocated GPUs (at most
+// MAX_USE_NODES): how busy those GPUs are now, and how many are idle.
 function clusterUse(main, signal) {
   let nodes = [];
   let started = false;
