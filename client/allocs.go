@@ -69,6 +69,10 @@ const DescStoppedBeforeRun = "allocation stopped before it ran"
 // found without one (crashsafe.go).
 const DescStoppedUntracked = "allocation stopped; its client had lost track of it and killed its tasks"
 
+// DescStoppedUnsure is the same when the client's orphan sweep failed:
+// the allocation is reported lost, as its tasks may still run.
+const DescStoppedUnsure = "allocation stopped; its client had lost track of it and could not make sure its tasks are dead"
+
 // reconcile starts runners for new allocations the servers want running,
 // passes updates to existing runners, reports complete the allocations
 // stopped before it ran them (and otherwise ignores terminal allocations
@@ -123,10 +127,12 @@ func (c *Client) reconcile(allocs []*structs.Allocation) {
 // it, and it would stay pending or running in its job's summary for
 // good. Its tasks are reported dead with a Killed event saying why.
 func (c *Client) reportStoppedBeforeRunLocked(a *structs.Allocation) {
-	desc := DescStoppedBeforeRun
+	desc, status := DescStoppedBeforeRun, structs.AllocClientStatusComplete
 	switch {
 	case c.settled[a.ID]:
 		return
+	case a.ClientStatus == structs.AllocClientStatusRunning && c.sweepFailed:
+		desc, status = DescStoppedUnsure, structs.AllocClientStatusLost
 	case a.ClientStatus == structs.AllocClientStatusRunning:
 		desc = DescStoppedUntracked
 	case a.ClientStatus != structs.AllocClientStatusPending:
@@ -136,7 +142,7 @@ func (c *Client) reportStoppedBeforeRunLocked(a *structs.Allocation) {
 	now := time.Now()
 	u := &structs.Allocation{
 		ID: a.ID, NodeID: a.NodeID, JobID: a.JobID, Namespace: a.Namespace,
-		ClientStatus: structs.AllocClientStatusComplete, ClientDescription: desc,
+		ClientStatus: status, ClientDescription: desc,
 		TaskStates: map[string]*structs.TaskState{},
 	}
 	var tasks []*structs.Task

@@ -152,6 +152,11 @@ type Client struct {
 
 	allocMu sync.Mutex
 	runners map[string]*runner
+	// sweepFailed is set when the orphan sweep at start (crashsafe.go)
+	// failed for some driver: a task may still run in an alloc dir of no
+	// allocation, and its pid file is what the next sweep finds it by, so
+	// such dirs are kept. Set before the loops start.
+	sweepFailed bool
 	// reconciled is set once the runners follow the servers' list of
 	// allocations (reconcile ran once); guarded by allocMu.
 	reconciled bool

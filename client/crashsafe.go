@@ -61,7 +61,9 @@ func (c *Client) killOrphans(stored []*state.Alloc) {
 			c.logger.Warn("killed tasks left running without client state", "driver", name, "tasks", killed)
 		}
 		if err != nil {
-			c.logger.Warn("looking for tasks left running without client state", "driver", name, "error", err)
+			c.sweepFailed = true
+			c.logger.Warn("looking for tasks left running without client state; alloc dirs of no allocation are kept for the next start's sweep",
+				"driver", name, "error", err)
 		}
 	}
 }

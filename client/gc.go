@@ -96,9 +96,10 @@ func (c *Client) collectAllocs(now time.Time) int {
 // to an allocation nobody wants any more, left by an agent that lost its
 // state (its tasks were killed by killOrphans at start). Until the first
 // answer from the servers, a dir is kept: the allocation may run again
-// in it. The caller holds allocMu.
+// in it. After an orphan sweep that failed nothing is trashed (a task
+// may still run there). The caller holds allocMu.
 func (c *Client) trashStaleAllocDirsLocked() {
-	if !c.reconciled {
+	if !c.reconciled || c.sweepFailed {
 		return
 	}
 	root := filepath.Join(c.cfg.DataDir, "alloc")

@@ -98,6 +98,17 @@ func TestCollectAllocs(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(stale, "data"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Not after an orphan sweep that failed: a task may run there.
+	c.allocMu.Lock()
+	c.sweepFailed = true
+	c.allocMu.Unlock()
+	c.collectAllocs(t0.Add(3 * time.Second))
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("stale alloc dir after a failed orphan sweep: %v, want kept", err)
+	}
+	c.allocMu.Lock()
+	c.sweepFailed = false
+	c.allocMu.Unlock()
 	c.collectAllocs(t0.Add(3 * time.Second))
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale alloc dir after a collection: %v, want gone", err)

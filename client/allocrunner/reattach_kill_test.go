@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/drivertest"
 	execdriver "github.com/droverhq/drover/drivers/exec"
@@ -17,12 +19,13 @@ import (
 )
 
 // flakyEngine is a real exec driver behind an engine that does not
-// answer re-attach, and the first kill, as a docker daemon in a hiccup
-// would.
+// answer re-attach, and its first failKills kills, as a docker daemon in
+// a hiccup would.
 type flakyEngine struct {
 	*execdriver.Driver
-	mu    sync.Mutex
-	kills int
+	failKills int
+	mu        sync.Mutex
+	kills     int
 }
 
 var errNoAnswer = errors.New("engine did not answer")
@@ -34,17 +37,75 @@ func (f *flakyEngine) KillTask(ctx context.Context, h *drivers.TaskHandle) error
 	f.kills++
 	n := f.kills
 	f.mu.Unlock()
-	if n == 1 {
+	if n <= f.failKills {
 		return errNoAnswer
 	}
 	return f.Driver.KillTask(ctx, h)
 }
 
+func (f *flakyEngine) killCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.kills
+}
+
 // TestReattachFailureKillsTask: a task whose re-attach fails while it
 // still runs is killed through the driver, from what its handle says
-// (its cgroup), retrying a kill that fails; only then is it reported
-// dead and failed, and its handle forgotten.
+// (its cgroup), retrying a kill that fails for as long as it takes (the
+// task holds its GPUs meanwhile); only then is it reported dead and
+// failed, and its handle forgotten.
 func TestReattachFailureKillsTask(t *testing.T) {
+	fastKillRetries(t)
+	// More failures than the tries left once a task is asked to die.
+	flaky := runUnattached(t, unattachedKillTries+2, false)
+	if got, want := flaky.engine.killCount(), unattachedKillTries+3; got != want {
+		t.Errorf("KillTask called %d times, want %d (every failure retried, then the kill)", got, want)
+	}
+	if strings.Contains(flaky.event.Message, "killing it failed") {
+		t.Errorf("event %q: the retried kill succeeded", flaky.event.Message)
+	}
+	if _, err := os.Stat(flaky.cgroup); err == nil {
+		t.Errorf("task cgroup %s left after a failed re-attach", flaky.cgroup)
+	}
+	if !isZombie(flaky.pid) {
+		t.Errorf("task init %d still runs after a failed re-attach", flaky.pid)
+	}
+}
+
+// TestReattachFailureKillGivesUpWhenStopped: while the kill keeps
+// failing, the allocation is not reported dead; once it is asked to die
+// (its allocation stopped), unattachedKillTries more tries fail and it is
+// reported failed saying the kill failed.
+func TestReattachFailureKillGivesUpWhenStopped(t *testing.T) {
+	fastKillRetries(t)
+	flaky := runUnattached(t, 1<<30, true)
+	if !strings.Contains(flaky.event.Message, "killing it failed") {
+		t.Errorf("event %q: want it to say the kill failed", flaky.event.Message)
+	}
+	if n := flaky.engine.killCount(); n < unattachedKillTries+1 {
+		t.Errorf("KillTask called %d times, want at least %d", n, unattachedKillTries+1)
+	}
+}
+
+func fastKillRetries(t *testing.T) {
+	backoff, maxWait := unattachedKillBackoff, unattachedKillMaxWait
+	unattachedKillBackoff, unattachedKillMaxWait = time.Millisecond, 5*time.Millisecond
+	t.Cleanup(func() { unattachedKillBackoff, unattachedKillMaxWait = backoff, maxWait })
+}
+
+type unattached struct {
+	engine *flakyEngine
+	event  *structs.TaskEvent
+	cgroup string
+	pid    int
+}
+
+// runUnattached starts a real exec task with one driver, restores its
+// allocation with another whose engine fails re-attach and failKills
+// kills, and runs it to the end; with stop, the allocation is killed
+// once several kills failed (and the runner must still be running).
+func runUnattached(t *testing.T, failKills int, stop bool) unattached {
+	t.Helper()
 	probe := execdriver.New(nil, execdriver.Config{})
 	if info := probe.Fingerprint(context.Background()); !info.Healthy {
 		t.Skipf("exec isolation unavailable: %s", info.HealthDescription)
@@ -74,7 +135,7 @@ func TestReattachFailureKillsTask(t *testing.T) {
 	}
 	storeRunning(t, db, alloc, h)
 
-	flaky := &flakyEngine{Driver: execdriver.New(nil, execdriver.Config{})}
+	flaky := &flakyEngine{Driver: execdriver.New(nil, execdriver.Config{}), failKills: failKills}
 	stored, _, _ := db.GetAllocs()
 	rec := &recorder{}
 	ar, err := New(&Config{
@@ -85,27 +146,36 @@ func TestReattachFailureKillsTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := runToEnd(t, ar)
+	if !stop {
+		got := runToEnd(t, ar)
+		return checkUnattached(t, db, got, flaky, cgroup, h)
+	}
+	go ar.Run()
+	waitFor(t, func() bool { return flaky.killCount() >= 3 })
+	select {
+	case <-ar.WaitCh():
+		t.Fatal("allocation finished while the kill of its task kept failing")
+	default:
+	}
+	if s := ar.Alloc().TaskStates["t"]; s == nil || s.State == structs.TaskStateDead {
+		t.Fatalf("task state %+v while its kill keeps failing, want not dead", s)
+	}
+	ar.Kill("stopped by the servers")
+	waitDone(t, ar)
+	return checkUnattached(t, db, ar.Alloc(), flaky, cgroup, h)
+}
+
+func checkUnattached(t *testing.T, db *state.DB, got *structs.Allocation, flaky *flakyEngine, cgroup string, h *drivers.TaskHandle) unattached {
+	t.Helper()
 	s := got.TaskStates["t"]
 	ev := hasEvent(s, TaskReattachFailed)
 	if got.ClientStatus != structs.AllocClientStatusFailed || ev == nil {
 		t.Fatalf("status %q events %v, want failed with %q", got.ClientStatus, eventTypes(s), TaskReattachFailed)
 	}
-	if strings.Contains(ev.Message, "killing it failed") {
-		t.Errorf("event %q: the retried kill succeeded", ev.Message)
-	}
-	if _, err := os.Stat(cgroup); err == nil {
-		t.Errorf("task cgroup %s (procs %q) left after a failed re-attach", cgroup, procs())
-	}
-	pid, _ := strconv.Atoi(h.State["pid"])
-	if !isZombie(pid) {
-		t.Errorf("task init %d still runs after a failed re-attach", pid)
-	}
-	if flaky.kills != 2 {
-		t.Errorf("KillTask called %d times, want 2 (one failure, one retry)", flaky.kills)
-	}
-	stored, _, _ = db.GetAllocs()
+	stored, _, _ := db.GetAllocs()
 	if len(stored[0].TaskHandles) != 0 {
 		t.Errorf("handles after failure: %v, want none", stored[0].TaskHandles)
 	}
+	pid, _ := strconv.Atoi(h.State["pid"])
+	return unattached{engine: flaky, event: ev, cgroup: cgroup, pid: pid}
 }

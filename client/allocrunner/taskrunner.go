@@ -168,7 +168,12 @@ func (tr *taskRunner) resume() (resumed func() (*drivers.ExitResult, bool), atte
 		// not answer): kill it before the servers hear it is dead and
 		// place it, and its GPUs, elsewhere.
 		if kerr := tr.killUnattached(h); kerr != nil {
-			tr.logger.Error("killing a task that could not be re-attached; the next client start's orphan sweep tries again",
+			if tr.ar.isDetached() {
+				// The client stops and leaves tasks running: the handle
+				// stays stored, and the next client tries again.
+				return nil, 0, true
+			}
+			tr.logger.Error("killing a task that could not be re-attached; reporting it dead though it may still run",
 				"task_id", h.ID, "error", kerr)
 			msg += "; killing it failed: " + kerr.Error()
 		}
@@ -191,31 +196,49 @@ func (tr *taskRunner) reattach(h *drivers.TaskHandle) error {
 	return r.RecoverTask(h)
 }
 
-// Killing a task that could not be re-attached: tries, the wait
-// before the second (doubling after), and the bound of each try.
-const (
-	unattachedKillTries   = 5
+// Killing a task that could not be re-attached: the wait before the
+// second try, doubling up to unattachedKillMaxWait; the bound of each
+// try; and how many tries are left once the task is asked to die (a
+// stop, a client shutting down without leaving tasks running), which
+// someone waits for. Variables for tests.
+var (
 	unattachedKillBackoff = 200 * time.Millisecond
+	unattachedKillMaxWait = time.Minute
 	unattachedKillTimeout = 30 * time.Second
+	unattachedKillTries   = 5
 )
 
 // killUnattached kills, through the driver's drivers.TaskKiller, what
-// is left of a task whose re-attach failed, retrying a few times (an
-// engine hiccup). A driver without the capability has nothing to kill
-// by; nil then.
+// is left of a task whose re-attach failed. A task that may still run
+// holds its GPUs, so it is not reported dead (and its allocation placed
+// elsewhere) while a kill could still succeed: it retries until the kill
+// succeeds, the handle names nothing it can kill by
+// (drivers.ErrInvalidConfig), the client detaches (the next one tries
+// again), or, once the task is asked to die, unattachedKillTries more
+// tries failed. A driver without the capability has nothing to kill by;
+// nil then.
 func (tr *taskRunner) killUnattached(h *drivers.TaskHandle) error {
 	k, ok := tr.driver.(drivers.TaskKiller)
 	if !ok {
 		return nil
 	}
 	wait := unattachedKillBackoff
-	var err error
+	left := -1 // tries left once asked to die; -1 until then
 	for try := 1; ; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), unattachedKillTimeout)
-		err = k.KillTask(ctx, h)
+		err := k.KillTask(ctx, h)
 		cancel()
-		if err == nil || errors.Is(err, drivers.ErrInvalidConfig) || try == unattachedKillTries {
+		if err == nil || errors.Is(err, drivers.ErrInvalidConfig) {
 			return err
+		}
+		if left < 0 && tr.killed() {
+			left = unattachedKillTries
+		}
+		if left == 0 {
+			return err
+		}
+		if left > 0 {
+			left--
 		}
 		tr.logger.Warn("killing a task that could not be re-attached; retrying", "task_id", h.ID, "try", try, "error", err)
 		select {
@@ -223,7 +246,7 @@ func (tr *taskRunner) killUnattached(h *drivers.TaskHandle) error {
 		case <-tr.ar.detachCh:
 			return err
 		}
-		wait *= 2
+		wait = min(2*wait, unattachedKillMaxWait)
 	}
 }
 
