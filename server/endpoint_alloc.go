@@ -64,7 +64,7 @@ func (e *allocEndpoint) Stop(args *structs.AllocStopRequest, reply *structs.Allo
 	stopped.ModifyTime = now
 	stopped.Job = nil // a stop keeps the job the allocation has in state
 	stop := &structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{stopped}, EvalID: eval.ID, WriteRequest: args.WriteRequest}
-	if _, err := s.raftApply(structs.ApplyPlanResultsRequestType, stop); err != nil {
+	if _, err := s.raftApply(structs.ApplyPlanResultsJobOnceRequestType, stop); err != nil {
 		return fmt.Errorf("stop allocation %s: %w", alloc.ID, err)
 	}
 	index, err := s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval}, WriteRequest: args.WriteRequest})

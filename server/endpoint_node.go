@@ -134,7 +134,7 @@ func (e *nodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply
 		if err != nil {
 			return fmt.Errorf("update node %s: %w", node.ID, err)
 		}
-		if index, err = s.raftApply(structs.NodeUpdateStatusRequestType, req); err != nil {
+		if index, err = s.raftApply(structs.NodeUpdateStatusLosingRequestType, req); err != nil {
 			return fmt.Errorf("update node %s: %w", node.ID, err)
 		}
 	}

@@ -186,7 +186,7 @@ func (s *Server) markNodeDown(nodeID string) error {
 	req := &structs.NodeUpdateStatusRequest{
 		NodeID: nodeID, Status: structs.NodeStatusDown, UpdatedAt: time.Now().UnixNano(), Evals: evals,
 	}
-	_, err = s.raftApply(structs.NodeUpdateStatusRequestType, req)
+	_, err = s.raftApply(structs.NodeUpdateStatusLosingRequestType, req)
 	return err
 }
 

@@ -24,6 +24,17 @@ const (
 	AllocClientUpdateRequestType MessageType = 5
 	ApplyPlanResultsRequestType  MessageType = 6
 	NodeDeregisterRequestType    MessageType = 7
+
+	// ApplyPlanResultsJobOnceRequestType is ApplyPlanResultsRequest with
+	// the plan's job once (Job, AllocsStopped, AllocsPlaced) and
+	// NodeUpdateStatusLosingRequestType a NodeUpdateStatusRequest whose
+	// node, going down, has its stopped allocations marked lost. They are
+	// new types, not new fields or effects on types 6 and 1: a server that
+	// predates them stops at such an entry (an unknown type panics) instead
+	// of applying it without them and holding other state than its peers.
+	// Upgrade every server before the leader writes them.
+	ApplyPlanResultsJobOnceRequestType MessageType = 8
+	NodeUpdateStatusLosingRequestType  MessageType = 9
 )
 
 // IgnoreUnknownTypeFlag marks a message type that older servers may skip
@@ -241,10 +252,10 @@ type AllocUpdateRequest struct {
 
 // ApplyPlanResultsRequest commits a plan's accepted part. The plan's job
 // travels once, in Job, not once per allocation: a Raft entry of a job of
-// size S with count N is about S, not N*S. Servers built before Job,
-// AllocsStopped and AllocsPlaced existed decode an entry that uses them
-// without its allocations: no server of that age may follow a leader of
-// this one (there is no version gate yet).
+// size S with count N is about S, not N*S. Entries that use Job,
+// AllocsStopped and AllocsPlaced are written as
+// ApplyPlanResultsJobOnceRequestType, so that a server built before them
+// stops at the entry instead of applying it without its allocations.
 type ApplyPlanResultsRequest struct {
 	// Job is the plan's job; each allocation of AllocsPlaced without a
 	// Job takes it. Nil in entries written before it existed.

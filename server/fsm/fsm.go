@@ -103,7 +103,9 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 	case structs.NodeRegisterRequestType:
 		return f.applyNodeRegister
 	case structs.NodeUpdateStatusRequestType:
-		return f.applyNodeUpdateStatus
+		return func(buf []byte, index uint64) any { return f.applyNodeUpdateStatus(buf, index, false) }
+	case structs.NodeUpdateStatusLosingRequestType:
+		return func(buf []byte, index uint64) any { return f.applyNodeUpdateStatus(buf, index, true) }
 	case structs.NodeDeregisterRequestType:
 		return f.applyNodeDeregister
 	case structs.JobRegisterRequestType:
@@ -114,7 +116,7 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyEvalUpdate
 	case structs.AllocClientUpdateRequestType:
 		return f.applyAllocClientUpdate
-	case structs.ApplyPlanResultsRequestType:
+	case structs.ApplyPlanResultsRequestType, structs.ApplyPlanResultsJobOnceRequestType:
 		return f.applyPlanResults
 	case structs.SchedulerConfigRequestType:
 		return f.applySchedulerConfig
@@ -178,7 +180,10 @@ func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 	return nil
 }
 
-func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
+// applyNodeUpdateStatus applies a node's status; with lose (entries of
+// NodeUpdateStatusLosingRequestType), a node going down has its stopped
+// allocations that never finished marked lost.
+func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64, lose bool) any {
 	var req structs.NodeUpdateStatusRequest
 	if err := structs.Decode(buf, &req); err != nil {
 		return fmt.Errorf("decode node status update: %w", err)
@@ -192,6 +197,11 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 		}
 		if err := tx.UpdateNodeStatus(req.NodeID, req.Status, req.UpdatedAt); err != nil {
 			return err
+		}
+		if lose && req.Status == structs.NodeStatusDown && prev.Status != structs.NodeStatusDown {
+			if err := tx.LoseStoppedAllocs(req.NodeID, req.UpdatedAt); err != nil {
+				return err
+			}
 		}
 		becameReady = req.Status == structs.NodeStatusReady && prev.Status != structs.NodeStatusReady
 		return tx.UpsertEvals(req.Evals)

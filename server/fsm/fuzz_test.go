@@ -21,11 +21,14 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 	job := testJob("x")
 	alloc := testAlloc("a2", testJob("j"), "n1")
 	alloc.DesiredStatus = structs.AllocDesiredStatusStop
+	placedWithoutJob := testAlloc("a3", testJob("j"), "n1")
+	placedWithoutJob.Job = nil // takes the request's
 	msgs := map[structs.MessageType]any{
 		structs.NodeRegisterRequestType: &structs.NodeRegisterRequest{Node: testNode("n2"),
 			Evals: []*structs.Evaluation{testEval("e9", "j", structs.EvalStatusPending)}},
-		structs.NodeUpdateStatusRequestType: &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusDown, UpdatedAt: 9},
-		structs.NodeDeregisterRequestType:   &structs.NodeDeregisterRequest{NodeID: "n1"},
+		structs.NodeUpdateStatusRequestType:       &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusDown, UpdatedAt: 9},
+		structs.NodeUpdateStatusLosingRequestType: &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusDown, UpdatedAt: 9},
+		structs.NodeDeregisterRequestType:         &structs.NodeDeregisterRequest{NodeID: "n1"},
 		structs.JobRegisterRequestType: &structs.JobRegisterRequest{Job: job, Eval: testEval("e8", "x", structs.EvalStatusPending),
 			EnforceIndex: true},
 		structs.JobDeregisterRequestType: &structs.JobDeregisterRequest{JobID: "j", Purge: true,
@@ -36,6 +39,8 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 		structs.ApplyPlanResultsRequestType: &structs.ApplyPlanResultsRequest{Allocs: []*structs.Allocation{alloc}, EvalID: "e1",
 			EvalUpdate: testEval("e1", "j", structs.EvalStatusComplete), Namespace: structs.DefaultNamespace, JobID: "j",
 			Reservation: &structs.Reservation{Namespace: structs.DefaultNamespace, JobID: "j", Nodes: []string{"n1"}, Counts: map[string]int{"web": 1}, GPUs: 1}},
+		structs.ApplyPlanResultsJobOnceRequestType: &structs.ApplyPlanResultsRequest{Job: testJob("j"),
+			AllocsStopped: []*structs.Allocation{alloc}, AllocsPlaced: []*structs.Allocation{placedWithoutJob}, EvalID: "e1"},
 		structs.SchedulerConfigRequestType: setSchedConfig(structs.SchedulerAlgorithmSpread, true, 0),
 		structs.NamespaceUpsertRequestType: &structs.NamespaceUpsertRequest{Namespaces: []*structs.Namespace{{Name: "team", Quota: "q"}}},
 		structs.NamespaceDeleteRequestType: &structs.NamespaceDeleteRequest{Namespaces: []string{"empty"}},

@@ -141,3 +141,35 @@ func TestApplyPlanResults_EveryAllocHasAJob(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeDownLosingIsItsOwnType: a node-down entry of the old type
+// replays as it did when it was written (stopped allocations keep their
+// client status); only NodeUpdateStatusLosingRequestType marks them lost.
+// An older server meets that type as unknown and stops, rather than
+// applying it without the marks.
+func TestNodeDownLosingIsItsOwnType(t *testing.T) {
+	for _, tt := range []struct {
+		typ  structs.MessageType
+		want string
+	}{
+		{structs.NodeUpdateStatusRequestType, structs.AllocClientStatusPending},
+		{structs.NodeUpdateStatusLosingRequestType, structs.AllocClientStatusLost},
+	} {
+		f, _ := newTestFSM(t)
+		job := testJob("j")
+		apply(t, f, 1, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: testNode("n1")})
+		apply(t, f, 2, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+		stopped := testAlloc("a1", job, "n1")
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		stopped.ClientStatus = structs.AllocClientStatusPending
+		apply(t, f, 3, structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{Allocs: []*structs.Allocation{stopped}})
+		apply(t, f, 4, tt.typ, &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusDown, UpdatedAt: 20})
+		a, err := f.State().AllocByID(nil, "a1")
+		if err != nil || a == nil {
+			t.Fatalf("type %d: alloc %v, %v", tt.typ, a, err)
+		}
+		if a.ClientStatus != tt.want {
+			t.Errorf("type %d: stopped alloc on the downed node is %q, want %q", tt.typ, a.ClientStatus, tt.want)
+		}
+	}
+}

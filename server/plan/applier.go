@@ -178,7 +178,7 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		result.AllocIndex = snapIndex
 		return result, nil
 	}
-	index, err := a.raft.Apply(structs.ApplyPlanResultsRequestType, req)
+	index, err := a.raft.Apply(structs.ApplyPlanResultsJobOnceRequestType, req)
 	if err != nil {
 		return nil, fmt.Errorf("commit plan for eval %s: %w", plan.EvalID, err)
 	}

@@ -29,8 +29,8 @@ type storeRaft struct {
 func (r *storeRaft) Apply(t structs.MessageType, msg any) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t != structs.ApplyPlanResultsRequestType {
-		return 0, fmt.Errorf("unexpected message type %d", t)
+	if t != structs.ApplyPlanResultsJobOnceRequestType {
+		return 0, fmt.Errorf("message type %d, want %d (the job once)", t, structs.ApplyPlanResultsJobOnceRequestType)
 	}
 	buf, err := structs.Encode(t, msg)
 	if err != nil {

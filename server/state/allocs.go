@@ -121,13 +121,13 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 // because its node went down (the scheduler's words for the same).
 const DescNodeDown = "alloc is lost since its node is down"
 
-// loseStoppedAllocs marks lost, at the node's going down, the node's
+// LoseStoppedAllocs marks lost, at the node's going down, the node's
 // allocations the servers stopped but its client never reported
 // finished: no client will report them now, and the scheduler, which
 // marks lost only the ones meant to run, leaves them be; they would show
 // pending or running for good. The node's client, if it comes back,
 // may still report how they ended.
-func (tx *Txn) loseStoppedAllocs(nodeID string, at int64) error {
+func (tx *Txn) LoseStoppedAllocs(nodeID string, at int64) error {
 	allocs, err := allocsOn(tx.txn, nodeID)
 	if err != nil {
 		return err

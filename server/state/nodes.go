@@ -44,10 +44,24 @@ func upsertNodeTxn(txn *memdb.Txn, index uint64, node *structs.Node) error {
 	return setIndex(txn, TableNodes, index)
 }
 
-// UpdateNodeStatus sets a node's status and when it was updated. An
-// unknown node is an error wrapping structs.ErrUnknownNode.
+// UpdateNodeStatus sets a node's status and when it was updated, and, for
+// a node going down, marks its stopped allocations lost
+// (Txn.LoseStoppedAllocs). An unknown node is an error wrapping
+// structs.ErrUnknownNode.
 func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64) error {
-	return s.Write(index, func(tx *Txn) error { return tx.UpdateNodeStatus(nodeID, status, updatedAt) })
+	return s.Write(index, func(tx *Txn) error {
+		prev, err := tx.NodeByID(nodeID)
+		if err != nil {
+			return err
+		}
+		if err := tx.UpdateNodeStatus(nodeID, status, updatedAt); err != nil {
+			return err
+		}
+		if status == structs.NodeStatusDown && prev.Status != structs.NodeStatusDown {
+			return tx.LoseStoppedAllocs(nodeID, updatedAt)
+		}
+		return nil
+	})
 }
 
 // DeleteNode removes a node. An unknown node is an error wrapping

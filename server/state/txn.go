@@ -109,11 +109,6 @@ func (tx *Txn) UpdateNodeStatus(nodeID, status string, updatedAt int64) error {
 	if err := countClusterGPUs(tx.txn, existing, n); err != nil { // queue_usage.go
 		return err
 	}
-	if status == structs.NodeStatusDown && existing.Status != structs.NodeStatusDown {
-		if err := tx.loseStoppedAllocs(nodeID, updatedAt); err != nil {
-			return err
-		}
-	}
 	return setIndex(tx.txn, TableNodes, tx.index)
 }
 

@@ -179,7 +179,7 @@ var _ plan.Raft = commit{}
 // Apply implements plan.Raft.
 func (c commit) Apply(t structs.MessageType, msg any) (uint64, error) {
 	req, ok := msg.(*structs.ApplyPlanResultsRequest)
-	if t != structs.ApplyPlanResultsRequestType || !ok {
+	if (t != structs.ApplyPlanResultsRequestType && t != structs.ApplyPlanResultsJobOnceRequestType) || !ok {
 		return 0, fmt.Errorf("schedtest: cannot commit message type %d (%T)", t, msg)
 	}
 	index := c.h.NextIndex()
