@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,7 +74,7 @@ func (s *Server) serveEventStream(conn net.Conn, token string, rawArgs []byte) {
 		writeStreamError(conn, fmt.Errorf("%s: %w", structs.RPCEventStream, err))
 		return
 	}
-	sub, err := s.eventBroker.Subscribe(&req)
+	sub, err := s.eventBroker.Subscribe(subscriptionOwner(token), &req)
 	if err != nil {
 		writeStreamError(conn, fmt.Errorf("%s: %w", structs.RPCEventStream, err))
 		return
@@ -261,4 +263,15 @@ func eventAllowed(a *acl.ACL, e *structs.Event) bool {
 		return a.AllowQueue(e.Key, false)
 	}
 	return false
+}
+
+// subscriptionOwner names the holder of an event subscription for the
+// broker's per-owner limit: a digest of the token (never the secret
+// itself), "" for anonymous callers.
+func subscriptionOwner(token string) string {
+	if token == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:8])
 }

@@ -19,7 +19,7 @@ func eventServer(t *testing.T) (*Server, string) {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.ACLEnabled = true
-	cfg.Events = EventsConfig{Heartbeat: 50 * time.Millisecond, MaxSubscriptions: 2}
+	cfg.Events = EventsConfig{Heartbeat: 50 * time.Millisecond, MaxSubscriptions: 16} // 2 per token
 	s := startServer(t, cfg)
 	var boot structs.ACLTokenUpsertResponse
 	call(t, s, structs.RPCACLBootstrap, &structs.ACLTokenBootstrapRequest{}, &boot)
@@ -125,8 +125,8 @@ func TestEventStream_ACL(t *testing.T) {
 }
 
 // TestEventStream_HeartbeatsLimitAndDisconnect: an idle stream gets {}
-// heartbeats; streams over the limit are refused naming it; a caller
-// that goes frees its subscription.
+// heartbeats; streams over a token's share of the limit are refused
+// naming it; a caller that goes frees its subscription.
 func TestEventStream_HeartbeatsLimitAndDisconnect(t *testing.T) {
 	t.Parallel()
 	s, mgmt := eventServer(t)
@@ -145,8 +145,8 @@ func TestEventStream_HeartbeatsLimitAndDisconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = openEvents(t, s, mgmt, req)
-	if err == nil || !strings.Contains(err.Error(), "limit is 2") || structs.CodeOf(err) != structs.CodeUnavailable {
-		t.Fatalf("third stream: %v, want refused as unavailable, naming the limit 2", err)
+	if err == nil || !strings.Contains(err.Error(), "one token may hold 2 of the 16") || structs.CodeOf(err) != structs.CodeUnavailable {
+		t.Fatalf("third stream of one token: %v, want refused as unavailable, naming its share 2 of the 16", err)
 	}
 	_ = first.Close()
 	_ = second.Close()

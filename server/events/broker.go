@@ -62,7 +62,15 @@ type Broker struct {
 	published chan struct{}
 	closed    bool
 	subs      int
+	// byOwner counts the open subscriptions of each owner (a token, or
+	// all anonymous callers together), each at most maxPerOwner.
+	byOwner     map[string]int
+	maxPerOwner int
 }
+
+// ownerShare is the part of MaxSubscriptions one owner may hold, so that
+// one token, or anonymous callers, cannot take every slot.
+const ownerShare = 8
 
 // Config sizes a broker; zero fields take the defaults.
 type Config struct {
@@ -81,10 +89,12 @@ func NewBroker(cfg Config) *Broker {
 		cfg.MaxSubscriptions = DefaultMaxSubscriptions
 	}
 	return &Broker{
-		size:      cfg.BufferSize,
-		maxSubs:   cfg.MaxSubscriptions,
-		ring:      make([]Batch, cfg.BufferSize),
-		published: make(chan struct{}),
+		size:        cfg.BufferSize,
+		maxSubs:     cfg.MaxSubscriptions,
+		byOwner:     map[string]int{},
+		maxPerOwner: max(1, cfg.MaxSubscriptions/ownerShare),
+		ring:        make([]Batch, cfg.BufferSize),
+		published:   make(chan struct{}),
 	}
 }
 
@@ -136,7 +146,11 @@ func (b *Broker) Subscriptions() int {
 // batch held (as Nomad does); the gap is not reported. Index 0 starts
 // from the oldest batch held. allow, when not nil, is asked about each
 // event the filter selects; the subscription sends only those it allows.
-func (b *Broker) Subscribe(req *structs.EventStreamRequest) (*Subscription, error) {
+//
+// owner names who subscribes (the server passes a digest of the token,
+// "" for anonymous callers): one owner holds at most an eighth of the
+// subscriptions (at least one).
+func (b *Broker) Subscribe(owner string, req *structs.EventStreamRequest) (*Subscription, error) {
 	f, err := newFilter(req)
 	if err != nil {
 		return nil, err
@@ -149,18 +163,24 @@ func (b *Broker) Subscribe(req *structs.EventStreamRequest) (*Subscription, erro
 	if b.subs >= b.maxSubs {
 		return nil, fmt.Errorf("%w: the limit is %d (event_max_subscriptions)", ErrTooManySubscriptions, b.maxSubs)
 	}
+	if b.byOwner[owner] >= b.maxPerOwner {
+		return nil, fmt.Errorf("%w: one token may hold %d of the %d (event_max_subscriptions / %d)",
+			ErrTooManySubscriptions, b.maxPerOwner, b.maxSubs, ownerShare)
+	}
 	b.subs++
+	b.byOwner[owner]++
 	seq := b.next - uint64(b.held)
 	for seq < b.next && b.ring[seq%uint64(b.size)].Index <= req.Index {
 		seq++
 	}
-	return &Subscription{b: b, filter: f, next: seq}, nil
+	return &Subscription{b: b, owner: owner, filter: f, next: seq}, nil
 }
 
 // Subscription reads batches from a broker, filtered. It is for one
 // goroutine; Close releases its place.
 type Subscription struct {
 	b      *Broker
+	owner  string
 	filter *filter
 	next   uint64 // the seq of the next batch to read
 	closed bool
@@ -222,4 +242,7 @@ func (s *Subscription) Close() {
 	}
 	s.closed = true
 	b.subs--
+	if b.byOwner[s.owner]--; b.byOwner[s.owner] <= 0 {
+		delete(b.byOwner, s.owner)
+	}
 }

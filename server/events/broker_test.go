@@ -82,7 +82,7 @@ func TestFilter(t *testing.T) {
 func TestFilterRefusesBadTopics(t *testing.T) {
 	many := map[string][]string{"Job": make([]string, MaxTopics+1)}
 	for _, topics := range []map[string][]string{{"Jobs": nil}, many} {
-		_, err := NewBroker(Config{}).Subscribe(&structs.EventStreamRequest{Topics: topics})
+		_, err := NewBroker(Config{}).Subscribe("", &structs.EventStreamRequest{Topics: topics})
 		if !errors.Is(err, structs.ErrInvalid) {
 			t.Errorf("topics %d: got %v, want ErrInvalid", len(topics), err)
 		}
@@ -91,7 +91,7 @@ func TestFilterRefusesBadTopics(t *testing.T) {
 
 func TestAllowFiltersEvents(t *testing.T) {
 	b := NewBroker(Config{})
-	sub, err := b.Subscribe(&structs.EventStreamRequest{Namespace: "*"})
+	sub, err := b.Subscribe("", &structs.EventStreamRequest{Namespace: "*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestResumeAfterIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sub, err := b.Subscribe(&structs.EventStreamRequest{Index: tt.index})
+			sub, err := b.Subscribe("", &structs.EventStreamRequest{Index: tt.index})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestResumeAfterIndex(t *testing.T) {
 
 func TestEventsCarryTheirIndex(t *testing.T) {
 	b := NewBroker(Config{})
-	sub, _ := b.Subscribe(&structs.EventStreamRequest{})
+	sub, _ := b.Subscribe("", &structs.EventStreamRequest{})
 	defer sub.Close()
 	b.Publish(9, []structs.Event{ev("Job", "j", "default")})
 	b.Publish(10, nil) // nothing: not kept
@@ -159,7 +159,7 @@ func TestEventsCarryTheirIndex(t *testing.T) {
 
 func TestNextWaitsForPublish(t *testing.T) {
 	b := NewBroker(Config{})
-	sub, _ := b.Subscribe(&structs.EventStreamRequest{})
+	sub, _ := b.Subscribe("", &structs.EventStreamRequest{})
 	defer sub.Close()
 	got := make(chan Batch)
 	go func() {
@@ -177,7 +177,7 @@ func TestNextWaitsForPublish(t *testing.T) {
 // size.
 func TestSlowSubscriberIsClosed(t *testing.T) {
 	b := NewBroker(Config{BufferSize: 3})
-	slow, _ := b.Subscribe(&structs.EventStreamRequest{})
+	slow, _ := b.Subscribe("", &structs.EventStreamRequest{})
 	defer slow.Close()
 	for i := uint64(1); i <= 10; i++ {
 		b.Publish(i, []structs.Event{ev("Job", "j", "default")})
@@ -192,9 +192,9 @@ func TestSlowSubscriberIsClosed(t *testing.T) {
 
 func TestSubscriptionLimitAndClose(t *testing.T) {
 	b := NewBroker(Config{MaxSubscriptions: 2})
-	s1, _ := b.Subscribe(&structs.EventStreamRequest{})
-	s2, _ := b.Subscribe(&structs.EventStreamRequest{})
-	if _, err := b.Subscribe(&structs.EventStreamRequest{}); !errors.Is(err, ErrTooManySubscriptions) {
+	s1, _ := b.Subscribe("a", &structs.EventStreamRequest{})
+	s2, _ := b.Subscribe("b", &structs.EventStreamRequest{})
+	if _, err := b.Subscribe("c", &structs.EventStreamRequest{}); !errors.Is(err, ErrTooManySubscriptions) {
 		t.Fatalf("third subscription: got %v, want ErrTooManySubscriptions", err)
 	}
 	s1.Close()
@@ -202,7 +202,7 @@ func TestSubscriptionLimitAndClose(t *testing.T) {
 	if got := b.Subscriptions(); got != 1 {
 		t.Fatalf("subscriptions: got %d, want 1", got)
 	}
-	s3, err := b.Subscribe(&structs.EventStreamRequest{})
+	s3, err := b.Subscribe("c", &structs.EventStreamRequest{})
 	if err != nil {
 		t.Fatalf("subscription after a close: %v", err)
 	}
@@ -216,7 +216,34 @@ func TestSubscriptionLimitAndClose(t *testing.T) {
 	if err := <-done; !errors.Is(err, ErrClosed) {
 		t.Errorf("waiting subscriber after Close: got %v, want ErrClosed", err)
 	}
-	if _, err := b.Subscribe(&structs.EventStreamRequest{}); !errors.Is(err, ErrClosed) {
+	if _, err := b.Subscribe("d", &structs.EventStreamRequest{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("subscribe after Close: got %v, want ErrClosed", err)
+	}
+}
+
+// TestSubscriptionLimitPerOwner: one owner (a token, or every anonymous
+// caller together) holds at most an eighth of the subscriptions, and
+// others still get theirs.
+func TestSubscriptionLimitPerOwner(t *testing.T) {
+	b := NewBroker(Config{MaxSubscriptions: 16})
+	var subs []*Subscription
+	for range 2 {
+		s, err := b.Subscribe("", &structs.EventStreamRequest{})
+		if err != nil {
+			t.Fatalf("anonymous subscription %d: %v", len(subs)+1, err)
+		}
+		subs = append(subs, s)
+	}
+	if _, err := b.Subscribe("", &structs.EventStreamRequest{}); !errors.Is(err, ErrTooManySubscriptions) {
+		t.Fatalf("third anonymous subscription of 16 in all: %v, want ErrTooManySubscriptions", err)
+	}
+	if s, err := b.Subscribe("token", &structs.EventStreamRequest{}); err != nil {
+		t.Fatalf("another owner: %v", err)
+	} else {
+		s.Close()
+	}
+	subs[0].Close()
+	if _, err := b.Subscribe("", &structs.EventStreamRequest{}); err != nil {
+		t.Errorf("anonymous subscription after one closed: %v", err)
 	}
 }
