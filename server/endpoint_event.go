@@ -137,30 +137,19 @@ func (s *Server) streamEvents(ctx context.Context, conn net.Conn, sub *events.Su
 	}
 }
 
-// writeFrames writes batch as frames of at most maxFrameBytes: one,
-// unless its events do not fit in one (an empty batch is a heartbeat).
+// writeFrames writes batch as frames of at most maxFrameBytes, each as
+// soon as it is full (an empty batch is a heartbeat). An event's JSON is
+// encoded once for every subscriber that sends it (Event.JSON). An event
+// too large for a frame of its own is sent without its payload, marked
+// {"Truncated": true}.
 func writeFrames(conn net.Conn, batch events.Batch) error {
-	frames, err := encodeFrames(batch)
-	if err != nil {
-		return err
-	}
-	for _, f := range frames {
+	write := func(f []byte) error {
 		_ = conn.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
-		if err := structs.WriteStreamMsg(conn, &structs.StreamMsg{Data: f}); err != nil {
-			return err
-		}
+		return structs.WriteStreamMsg(conn, &structs.StreamMsg{Data: f})
 	}
-	return nil
-}
-
-// encodeFrames encodes batch as JSON frames of at most maxFrameBytes.
-// An event too large for a frame of its own is sent without its
-// payload, marked {"Truncated": true}.
-func encodeFrames(batch events.Batch) ([][]byte, error) {
 	if len(batch.Events) == 0 {
-		return [][]byte{[]byte("{}")}, nil
+		return write([]byte("{}"))
 	}
-	var frames [][]byte
 	var cur []json.RawMessage
 	size := 0
 	flush := func() error {
@@ -174,31 +163,30 @@ func encodeFrames(batch events.Batch) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
-		frames = append(frames, b)
 		cur, size = nil, 0
-		return nil
+		return write(b)
 	}
 	for i := range batch.Events {
-		b, err := json.Marshal(&batch.Events[i])
+		b, err := batch.Events[i].JSON()
 		if err != nil {
-			return nil, fmt.Errorf("encode event %s %s: %w", batch.Events[i].Type, batch.Events[i].Key, err)
+			return fmt.Errorf("encode event %s %s: %w", batch.Events[i].Type, batch.Events[i].Key, err)
 		}
 		if len(b) > maxFrameBytes {
 			e := batch.Events[i]
 			e.Payload = map[string]any{"Truncated": true}
 			if b, err = json.Marshal(&e); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if size+len(b) > maxFrameBytes {
 			if err := flush(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		cur = append(cur, b)
 		size += len(b) + 1
 	}
-	return frames, flush()
+	return flush()
 }
 
 // authorizeEvents resolves token and checks that it may read one of the

@@ -1,5 +1,10 @@
 package structs
 
+import (
+	"encoding/json"
+	"sync"
+)
+
 // The event stream (/v1/event/stream): what changed in the servers'
 // state, in Nomad's shape, one frame per Raft index.
 
@@ -54,6 +59,31 @@ type Event struct {
 	FilterKeys []string
 	Index      uint64
 	Payload    map[string]any
+
+	// enc, when set (ShareJSON), is the event's JSON, encoded once for
+	// every copy of the event.
+	enc *eventJSON
+}
+
+type eventJSON struct {
+	once sync.Once
+	b    []byte
+	err  error
+}
+
+// ShareJSON makes e and the copies made of it from now on encode their
+// JSON once, on the first JSON call of any of them: the event stream
+// sends one event to every subscriber. The event must not change after.
+func (e *Event) ShareJSON() { e.enc = &eventJSON{} }
+
+// JSON returns the event's JSON encoding.
+func (e *Event) JSON() ([]byte, error) {
+	if e.enc == nil {
+		return json.Marshal(e)
+	}
+	enc := e.enc
+	enc.once.Do(func() { enc.b, enc.err = json.Marshal(e) })
+	return enc.b, enc.err
 }
 
 // EventFrame is one NDJSON line of the stream: the events of one index

@@ -109,6 +109,7 @@ func (b *Broker) Publish(index uint64, events []structs.Event) {
 		if events[i].Index == 0 {
 			events[i].Index = index
 		}
+		events[i].ShareJSON() // encoded once, by the first subscriber to send it
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
