@@ -324,7 +324,7 @@ func (t *task) signalRecovered(sig syscall.Signal) (bool, error) {
 func (d *Driver) KillTask(ctx context.Context, h *drivers.TaskHandle) error {
 	hs, err := d.parseHandle(h)
 	if err != nil {
-		return err
+		return d.killLegacy(ctx, h, err)
 	}
 	if err := d.killNoted(ctx, pidFile{TaskID: h.ID, Cgroups: cgroupDirs(hs.cgroup), InitPID: hs.pid, InitStart: hs.initStart, BootID: hs.bootID}); err != nil {
 		return fmt.Errorf("kill %s: %w", h.ID, err)
@@ -333,6 +333,45 @@ func (d *Driver) KillTask(ctx context.Context, h *drivers.TaskHandle) error {
 		if f != "" {
 			_ = os.Remove(f)
 		}
+	}
+	return nil
+}
+
+// legacyCgroupKey is where handles of drivers before re-attach existed
+// noted the task's memory cgroup dir (its only dir on cgroup v2).
+const legacyCgroupKey = "cgroup"
+
+// killLegacy kills the task of a handle written before re-attach
+// existed (no init start time, no status file: parseErr), through the
+// cgroup it names, which must be one of this driver's; the other
+// controllers' dirs (cgroup v1) have the same name. Without one it
+// returns parseErr: nothing names the task safely.
+func (d *Driver) killLegacy(ctx context.Context, h *drivers.TaskHandle, parseErr error) error {
+	mem := h.State[legacyCgroupKey]
+	if mem == "" || h.State[stateInitStart] != "" {
+		return parseErr
+	}
+	if err := d.isolation(); err != nil { // it also finds the cgroup root
+		return fmt.Errorf("kill %s: %w", h.ID, err)
+	}
+	dirs := []string{mem}
+	if !d.cgroups.unified {
+		name := filepath.Base(mem)
+		dirs = []string{
+			filepath.Join(d.cgroups.root, "cpu", cgroupParent, name),
+			filepath.Join(d.cgroups.root, "devices", cgroupParent, name),
+			filepath.Join(d.cgroups.root, "memory", cgroupParent, name),
+		}
+		if filepath.Clean(mem) != dirs[2] {
+			return fmt.Errorf("kill %s: %w: cgroup %s is not this driver's", h.ID, drivers.ErrInvalidConfig, mem)
+		}
+	}
+	g, err := d.ownCgroup(dirs)
+	if err != nil {
+		return fmt.Errorf("kill %s: %w: %v", h.ID, drivers.ErrInvalidConfig, err)
+	}
+	if err := g.removeCtx(ctx); err != nil {
+		return fmt.Errorf("kill %s: %w", h.ID, err)
 	}
 	return nil
 }

@@ -369,3 +369,38 @@ func TestRecoverAfterAgentKill9(t *testing.T) {
 		t.Error("exec socket left after Destroy")
 	}
 }
+
+// TestKillTaskLegacyHandle: a handle written before re-attach existed
+// (pid, memory cgroup dir, isolation: no init start time, no status
+// file) cannot be re-attached, but KillTask still kills the task through
+// its cgroup; one naming a cgroup not of this driver is refused.
+func TestKillTaskLegacyHandle(t *testing.T) {
+	requireIsolation(t)
+	old := New(nil, Config{})
+	cfg := shTask(t, `echo up; exec sleep 600`, nil)
+	h, err := old.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForFile(t, cfg.StdoutPath, "up")
+	dirs := strings.Split(h.State[stateCgroups], ":")
+	legacy := *h
+	legacy.State = map[string]string{statePID: h.State[statePID], legacyCgroupKey: dirs[len(dirs)-1], stateIsolation: "on"}
+	d := New(nil, Config{})
+	if err := d.RecoverTask(&legacy); !errors.Is(err, drivers.ErrInvalidConfig) {
+		t.Fatalf("RecoverTask of a legacy handle = %v, want ErrInvalidConfig", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.KillTask(ctx, &legacy); err != nil {
+		t.Fatalf("KillTask of a legacy handle: %v", err)
+	}
+	if liveInit(h) || !cgroupGone(h) {
+		t.Errorf("after KillTask: init alive %v, cgroup gone %v", liveInit(h), cgroupGone(h))
+	}
+	foreign := legacy
+	foreign.State = map[string]string{statePID: "2", legacyCgroupKey: DefaultCgroupRoot}
+	if err := d.KillTask(ctx, &foreign); !errors.Is(err, drivers.ErrInvalidConfig) {
+		t.Errorf("KillTask of a legacy handle naming a foreign cgroup = %v, want ErrInvalidConfig", err)
+	}
+}
