@@ -52,8 +52,10 @@ const MsgpackMaxDepth = 96
 // a deeper config could not cross RPC or Raft (MsgpackMaxDepth).
 const TaskConfigMaxDepthCap = MsgpackMaxDepth - 32
 
-// MsgpackHandle is the codec handle for Raft entries, snapshots and RPC:
-// every msgpack Drover decodes from the network or disk goes through it.
+// MsgpackHandle is the codec handle for RPC and for encoding Raft
+// entries and snapshots: every msgpack Drover decodes from the network
+// goes through it (what the FSM decodes from its own log and snapshots
+// goes through RaftMsgpackHandle).
 // (hashicorp/raft's transport decodes its own messages with its own
 // handle at the codec's defaults; they hold no interface values, so
 // their nesting and allocation are bounded by their types.)
@@ -92,6 +94,30 @@ func Encode(t MessageType, msg any) ([]byte, error) {
 // Decode decodes msgpack buf into out.
 func Decode(buf []byte, out any) error {
 	return codec.NewDecoder(bytes.NewReader(buf), MsgpackHandle).Decode(out)
+}
+
+// RaftMsgpackMaxDepth is the nesting RaftMsgpackHandle allows: the
+// codec's default, which bounded Raft entries and snapshots before
+// MsgpackMaxDepth existed. Entries are the leader's, written after the
+// limits were checked; a store written by an earlier version (a task
+// config deeper than MsgpackMaxDepth allows, from before
+// task_config_max_depth was capped) must still replay, or the server
+// could not start.
+const RaftMsgpackMaxDepth = 1024
+
+// RaftMsgpackHandle is MsgpackHandle for what the FSM decodes: Raft log
+// entries and snapshots, never bytes straight from a peer.
+var RaftMsgpackHandle = func() *codec.MsgpackHandle {
+	h := &codec.MsgpackHandle{}
+	h.RawToString = true
+	h.MapType = MsgpackHandle.MapType
+	h.MaxDepth = RaftMsgpackMaxDepth
+	return h
+}()
+
+// DecodeEntry decodes the body of a Raft log entry (RaftMsgpackHandle).
+func DecodeEntry(buf []byte, out any) error {
+	return codec.NewDecoder(bytes.NewReader(buf), RaftMsgpackHandle).Decode(out)
 }
 
 // QueryOptions are the common read options: blocking, stale reads, filters.

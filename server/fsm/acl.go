@@ -18,7 +18,7 @@ const (
 
 func (f *FSM) applyACLPolicyUpsert(buf []byte, index uint64) any {
 	var req structs.ACLPolicyUpsertRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode ACL policy upsert: %w", err)
 	}
 	return f.State().UpsertACLPolicies(index, req.Policies)
@@ -26,7 +26,7 @@ func (f *FSM) applyACLPolicyUpsert(buf []byte, index uint64) any {
 
 func (f *FSM) applyACLPolicyDelete(buf []byte, index uint64) any {
 	var req structs.ACLPolicyDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode ACL policy delete: %w", err)
 	}
 	return f.State().DeleteACLPolicies(index, req.Names)
@@ -34,7 +34,7 @@ func (f *FSM) applyACLPolicyDelete(buf []byte, index uint64) any {
 
 func (f *FSM) applyACLTokenUpsert(buf []byte, index uint64) any {
 	var req structs.ACLTokenUpsertRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode ACL token upsert: %w", err)
 	}
 	return f.State().UpsertACLTokens(index, req.Tokens)
@@ -42,7 +42,7 @@ func (f *FSM) applyACLTokenUpsert(buf []byte, index uint64) any {
 
 func (f *FSM) applyACLTokenDelete(buf []byte, index uint64) any {
 	var req structs.ACLTokenDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode ACL token delete: %w", err)
 	}
 	return f.State().DeleteACLTokens(index, req.AccessorIDs)
@@ -52,7 +52,7 @@ func (f *FSM) applyACLTokenDelete(buf []byte, index uint64) any {
 // refuses a second bootstrap, so two racing ones cannot both win.
 func (f *FSM) applyACLBootstrap(buf []byte, index uint64) any {
 	var req structs.ACLTokenBootstrapRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode ACL bootstrap: %w", err)
 	}
 	return f.State().BootstrapACLToken(index, req.ResetIndex, req.Token)

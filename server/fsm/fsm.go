@@ -162,7 +162,7 @@ func (f *FSM) safeApply(apply applyFn, t structs.MessageType, buf []byte, index 
 
 func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 	var req structs.NodeRegisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode node register: %w", err)
 	}
 	s := f.State()
@@ -185,7 +185,7 @@ func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 // allocations that never finished marked lost.
 func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64, lose bool) any {
 	var req structs.NodeUpdateStatusRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode node status update: %w", err)
 	}
 	s := f.State()
@@ -218,7 +218,7 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64, lose bool) any {
 
 func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
 	var req structs.NodeDeregisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode node deregister: %w", err)
 	}
 	return f.State().DeleteNode(index, req.NodeID)
@@ -226,7 +226,7 @@ func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
 
 func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 	var req structs.JobRegisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode job register: %w", err)
 	}
 	s := f.State()
@@ -264,7 +264,7 @@ func enforceJobModifyIndex(tx *state.Txn, req *structs.JobRegisterRequest) error
 
 func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 	var req structs.JobDeregisterRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode job deregister: %w", err)
 	}
 	s := f.State()
@@ -299,7 +299,7 @@ func deregisterJob(tx *state.Txn, namespace, jobID string, purge bool) error {
 
 func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
 	var req structs.EvalUpdateRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode eval update: %w", err)
 	}
 	s := f.State()
@@ -312,7 +312,7 @@ func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
 
 func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 	var req structs.AllocUpdateRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode alloc client update: %w", err)
 	}
 	s := f.State()
@@ -357,7 +357,7 @@ func newlyClientTerminal(tx *state.Txn, updates []*structs.Allocation) (bool, er
 
 func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	var req structs.ApplyPlanResultsRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode plan results: %w", err)
 	}
 	s := f.State()

@@ -11,7 +11,7 @@ import (
 // each object only if it is still collectable (state.Txn.GarbageCollect).
 func (f *FSM) applyGarbageCollect(buf []byte, index uint64) any {
 	var req structs.GarbageCollectRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode garbage collect: %w", err)
 	}
 	return f.State().Write(index, func(tx *state.Txn) error {

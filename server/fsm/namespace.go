@@ -23,7 +23,7 @@ const (
 // change): one held back by the old quota may fit the new one.
 func (f *FSM) applyNamespaceUpsert(buf []byte, index uint64) any {
 	var req structs.NamespaceUpsertRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode namespace upsert: %w", err)
 	}
 	if err := f.State().UpsertNamespaces(index, req.Namespaces); err != nil {
@@ -35,7 +35,7 @@ func (f *FSM) applyNamespaceUpsert(buf []byte, index uint64) any {
 
 func (f *FSM) applyNamespaceDelete(buf []byte, index uint64) any {
 	var req structs.NamespaceDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode namespace delete: %w", err)
 	}
 	return f.State().DeleteNamespaces(index, req.Namespaces)
@@ -45,7 +45,7 @@ func (f *FSM) applyNamespaceDelete(buf []byte, index uint64) any {
 // evaluations, which a raised quota may now admit.
 func (f *FSM) applyQuotaUpsert(buf []byte, index uint64) any {
 	var req structs.QuotaSpecUpsertRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode quota upsert: %w", err)
 	}
 	if err := f.State().UpsertQuotaSpecs(index, req.Quotas); err != nil {
@@ -57,7 +57,7 @@ func (f *FSM) applyQuotaUpsert(buf []byte, index uint64) any {
 
 func (f *FSM) applyQuotaDelete(buf []byte, index uint64) any {
 	var req structs.QuotaSpecDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode quota delete: %w", err)
 	}
 	return f.State().DeleteQuotaSpecs(index, req.Names)

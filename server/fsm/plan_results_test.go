@@ -173,3 +173,28 @@ func TestNodeDownLosingIsItsOwnType(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepEntryFromAnOlderStoreReplays: a job whose task config nests
+// deeper than RPC decoding allows (structs.MsgpackMaxDepth), as an
+// earlier version could commit, still applies from the log, so a server
+// with such an entry starts.
+func TestDeepEntryFromAnOlderStoreReplays(t *testing.T) {
+	f, _ := newTestFSM(t)
+	job := testJob("deep")
+	var cfg any = "leaf"
+	for range structs.MsgpackMaxDepth + 50 {
+		cfg = map[string]any{"k": cfg}
+	}
+	job.TaskGroups[0].Tasks[0].Config["nested"] = cfg
+	buf, err := structs.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := structs.Decode(buf[1:], &structs.JobRegisterRequest{}); err == nil {
+		t.Fatal("RPC decoding took the deep entry: nothing to prove")
+	}
+	apply(t, f, 1, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job})
+	if got, err := f.State().JobByID(nil, structs.DefaultNamespace, "deep"); err != nil || got == nil {
+		t.Fatalf("deep job after apply: %v, %v", got, err)
+	}
+}

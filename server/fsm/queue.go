@@ -18,7 +18,7 @@ const queueRecord recordType = 40
 // retried (a capacity change).
 func (f *FSM) applyQueueUpsert(buf []byte, index uint64) any {
 	var req structs.QueueUpsertRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode queue upsert: %w", err)
 	}
 	if err := f.State().UpsertQueue(index, req.Queue); err != nil {
@@ -30,7 +30,7 @@ func (f *FSM) applyQueueUpsert(buf []byte, index uint64) any {
 
 func (f *FSM) applyQueueDelete(buf []byte, index uint64) any {
 	var req structs.QueueDeleteRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode queue delete: %w", err)
 	}
 	return f.State().DeleteQueue(index, req.Name)

@@ -19,7 +19,7 @@ const schedulerConfigRecord recordType = 16
 // structs.ErrCASConflict.
 func (f *FSM) applySchedulerConfig(buf []byte, index uint64) any {
 	var req structs.SchedulerSetConfigRequest
-	if err := structs.Decode(buf, &req); err != nil {
+	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode scheduler configuration: %w", err)
 	}
 	s := f.State()

@@ -182,7 +182,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 func restoreInto(s *state.StateStore, r *bufio.Reader) (uint64, error) {
 	// The decoder reads through r's ByteScanner without reading ahead, so
 	// record bytes and objects can be interleaved on the same reader.
-	dec := codec.NewDecoder(r, structs.MsgpackHandle)
+	dec := codec.NewDecoder(r, structs.RaftMsgpackHandle)
 	var hdr snapshotHeader
 	if err := dec.Decode(&hdr); err != nil {
 		return 0, fmt.Errorf("header: %w", err)
