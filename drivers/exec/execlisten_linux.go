@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -47,24 +48,46 @@ func newExecListener(dir string) (*execListener, error) {
 	name := ".drover-exec-" + hex.EncodeToString(b[:]) + ".sock"
 	path := filepath.Join(dir, name)
 	if len(path) > maxSocketPath {
-		path = filepath.Join(os.TempDir(), name)
+		// Too long for a socket address: in a dir of its own in the
+		// temp dir, made 0700 by MkdirTemp, so that no other user can
+		// bind the name should the socket file go.
+		private, err := os.MkdirTemp("", execSocketDirPrefix)
+		if err != nil {
+			return nil, fmt.Errorf("exec socket: %w", err)
+		}
+		path = filepath.Join(private, name)
 	}
 	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: path, Net: "unixpacket"})
 	if err != nil {
+		removeExecSocket(path)
 		return nil, fmt.Errorf("exec socket: %w", err)
 	}
 	ln.SetUnlinkOnClose(false)
 	defer ln.Close()
 	if err := os.Chmod(path, 0o600); err != nil {
-		_ = os.Remove(path)
+		removeExecSocket(path)
 		return nil, fmt.Errorf("exec socket: %w", err)
 	}
 	f, err := ln.File()
 	if err != nil {
-		_ = os.Remove(path)
+		removeExecSocket(path)
 		return nil, fmt.Errorf("exec socket: %w", err)
 	}
 	return &execListener{path: path, file: f}, nil
+}
+
+// execSocketDirPrefix names the private temp dirs of exec sockets whose
+// path in the alloc dir would be too long.
+const execSocketDirPrefix = "drover-exec-"
+
+// removeExecSocket removes an exec socket and, when it is in a private
+// temp dir of its own, that dir.
+func removeExecSocket(path string) {
+	_ = os.Remove(path)
+	dir := filepath.Dir(path)
+	if filepath.Dir(dir) == filepath.Clean(os.TempDir()) && strings.HasPrefix(filepath.Base(dir), execSocketDirPrefix) {
+		_ = os.Remove(dir) // only if empty
+	}
 }
 
 // dialExec connects to a task init's listening exec socket.

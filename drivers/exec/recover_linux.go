@@ -329,10 +329,13 @@ func (d *Driver) KillTask(ctx context.Context, h *drivers.TaskHandle) error {
 	if err := d.killNoted(ctx, pidFile{TaskID: h.ID, Cgroups: cgroupDirs(hs.cgroup), InitPID: hs.pid, InitStart: hs.initStart, BootID: hs.bootID}); err != nil {
 		return fmt.Errorf("kill %s: %w", h.ID, err)
 	}
-	for _, f := range []string{hs.statusFile, hs.pidFile, hs.execSocket} {
+	for _, f := range []string{hs.statusFile, hs.pidFile} {
 		if f != "" {
 			_ = os.Remove(f)
 		}
+	}
+	if hs.execSocket != "" {
+		removeExecSocket(hs.execSocket)
 	}
 	return nil
 }
@@ -450,7 +453,7 @@ func (d *Driver) KillOrphans(ctx context.Context, allocRoot string, keep map[str
 		status, _ := stateFiles(filepath.Join(filepath.Dir(f), "task"), pf.TaskID)
 		_ = os.Remove(status)
 		if isExecSocket(pf.ExecSocket) {
-			_ = os.Remove(pf.ExecSocket)
+			removeExecSocket(pf.ExecSocket)
 		}
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)

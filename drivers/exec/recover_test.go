@@ -404,3 +404,27 @@ func TestKillTaskLegacyHandle(t *testing.T) {
 		t.Errorf("KillTask of a legacy handle naming a foreign cgroup = %v, want ErrInvalidConfig", err)
 	}
 }
+
+// TestExecSocketLongDir: an exec socket whose path in the alloc dir
+// would be too long goes in a private (0700) dir of its own in the temp
+// dir, which goes with it.
+func TestExecSocketLongDir(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	ln, err := newExecListener(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.file.Close()
+	dir := filepath.Dir(ln.path)
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || filepath.Dir(dir) != filepath.Clean(os.TempDir()) {
+		t.Fatalf("socket %s in %v (%v), want a 0700 dir of its own in the temp dir", ln.path, fi, err)
+	}
+	if !isExecSocket(ln.path) {
+		t.Errorf("%s is not recognised as an exec socket", ln.path)
+	}
+	removeExecSocket(ln.path)
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("private dir after removal: %v, want gone", err)
+	}
+}

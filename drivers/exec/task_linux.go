@@ -139,7 +139,7 @@ func (t *task) release() error {
 		_ = os.Remove(t.pidFile)
 	}
 	if t.ctlPath != "" {
-		_ = os.Remove(t.ctlPath)
+		removeExecSocket(t.ctlPath)
 	}
 	return err
 }
@@ -231,7 +231,7 @@ func (t *task) openExecServer(s launchSpec, undo *[]func()) (files []*os.File, r
 		return nil, "", err
 	}
 	t.ctlPath = ln.path
-	*undo = append(*undo, func() { _ = os.Remove(ln.path) })
+	*undo = append(*undo, func() { removeExecSocket(ln.path) })
 	return []*os.File{initCtl, ln.file}, root, nil
 }
 
