@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/droverhq/drover/audit"
@@ -59,6 +60,9 @@ type httpAPI struct {
 	// 501. monitorLines bounds each monitor's buffer (0: monitorBuffer).
 	logSinks     logSinks
 	monitorLines int
+	// monitors counts the open /v1/agent/monitor streams: each formats
+	// every log line, so at most maxMonitors run at once.
+	monitors atomic.Int32
 	// enableDebug serves /v1/agent/pprof without ACLs (http_pprof.go).
 	enableDebug bool
 }

@@ -43,6 +43,10 @@ func (b *lineBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// maxMonitors bounds the /v1/agent/monitor streams open at once: each
+// formats every line the agent logs, under the logger's lock.
+const maxMonitors = 8
+
 // monitorRoutes serves the agent's own log stream.
 func (h *httpAPI) monitorRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/agent/monitor", h.agentMonitor)
@@ -71,6 +75,12 @@ func (h *httpAPI) agentMonitor(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && h.logSinks == nil {
 		err = errorf(http.StatusNotImplemented, "monitor: this agent's logger takes no sinks")
+	}
+	if err == nil {
+		if n := h.monitors.Add(1); n > maxMonitors {
+			err = errorf(http.StatusTooManyRequests, "monitor: %d log streams already open on this agent, the most it serves at once", maxMonitors)
+		}
+		defer h.monitors.Add(-1)
 	}
 	if err != nil {
 		h.writeError(w, r, err)

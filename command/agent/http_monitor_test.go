@@ -310,3 +310,33 @@ func TestPprof(t *testing.T) {
 		}
 	}
 }
+
+// TestMonitorLimit: at most maxMonitors log streams run at once (each
+// formats every line the agent logs); the next is a 429 naming the
+// limit, and a closed one frees its place.
+func TestMonitorLimit(t *testing.T) {
+	_, base := newTestAgent(t)
+	var open []*http.Response
+	for range maxMonitors {
+		resp := openMonitor(t, base+"/v1/agent/monitor", "")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("monitor %d: %d, want 200", len(open)+1, resp.StatusCode)
+		}
+		open = append(open, resp)
+	}
+	code, body := send(t, http.MethodGet, base+"/v1/agent/monitor", "", "")
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "8 log streams already open") {
+		t.Fatalf("monitor past the limit: %d %q, want 429 naming the limit", code, body)
+	}
+	open[0].Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp := openMonitor(t, base+"/v1/agent/monitor", "")
+		if resp.StatusCode == http.StatusOK {
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("no monitor place freed 10s after one closed: %d", resp.StatusCode)
+		}
+	}
+}
