@@ -9,6 +9,7 @@
 #   JOBS      jobs in all (default 10000)
 #   ROUND     jobs per round (default 1000)
 #   PAR       concurrent submitters (default 8)
+#   SNAPSHOT_INTERVAL  raft_snapshot_interval (default 5s)
 #   DROVER    the binary (default: bin/drover, built first)
 #   KEEP=1    keep the work dir
 set -euo pipefail
@@ -35,6 +36,9 @@ server {
   gc_interval       = "2s"
   job_gc_threshold  = "1s"
   eval_gc_threshold = "1s"
+  # Housekeeping scaled to the soak's pace as GC is: at the default 120s
+  # the first snapshot (and log compaction) would come at round 7.
+  raft_snapshot_interval = "${SNAPSHOT_INTERVAL:-5s}"
 }
 client {
   gc_interval   = "2s"
@@ -89,6 +93,12 @@ def rss_mb(field="VmRSS"):
                 return int(line.split()[1]) / 1024
     return 0
 
+def file_mb(*parts):
+    try:
+        return os.path.getsize(os.path.join(data, *parts)) / 2**20
+    except FileNotFoundError:
+        return 0
+
 def alloc_dirs():
     d = os.path.join(data, "client", "alloc")
     try:
@@ -101,7 +111,7 @@ def live():
     return sum(1 for a in allocs if a["ClientStatus"] in ("pending", "running")), len(allocs)
 
 rows = []
-print(f"{'round':>5} {'jobs':>6} {'seconds':>8} {'rss_mb':>7} {'anon_mb':>7} {'file_mb':>7} {'alloc_dirs':>10} {'evals':>6} {'allocs':>6}")
+print(f"{'round':>5} {'jobs':>6} {'seconds':>8} {'rss_mb':>7} {'anon_mb':>7} {'file_mb':>7} {'raftdb_mb':>9} {'alloc_dirs':>10} {'evals':>6} {'allocs':>6}")
 for r in range(jobs // rnd):
     ids = [f"soak-{r}-{i}" for i in range(rnd)]
     errors = []
@@ -128,9 +138,9 @@ for r in range(jobs // rnd):
     secs = time.time() - start
     _, allocs = live()
     evals = len(call("GET", "/v1/evaluations"))
-    row = (r + 1, (r + 1) * rnd, secs, rss_mb(), rss_mb("RssAnon"), rss_mb("RssFile"), alloc_dirs(), evals, allocs)
+    row = (r + 1, (r + 1) * rnd, secs, rss_mb(), rss_mb("RssAnon"), rss_mb("RssFile"), file_mb("server", "raft", "raft.db"), alloc_dirs(), evals, allocs)
     rows.append(row)
-    print(f"{row[0]:>5} {row[1]:>6} {row[2]:>8.1f} {row[3]:>7.1f} {row[4]:>7.1f} {row[5]:>7.1f} {row[6]:>10} {row[7]:>6} {row[8]:>6}", flush=True)
+    print(f"{row[0]:>5} {row[1]:>6} {row[2]:>8.1f} {row[3]:>7.1f} {row[4]:>7.1f} {row[5]:>7.1f} {row[6]:>9.1f} {row[7]:>10} {row[8]:>6} {row[9]:>6}", flush=True)
     if errors:
         sys.exit(f"soak: {len(errors)} submissions failed, first: {errors[0]}")
 
