@@ -38,8 +38,16 @@ func (c *Client) startGPUHistory(ctx context.Context) {
 // sampleGPUs records one reading of every GPU, and which allocation
 // holds which, at now.
 func (c *Client) sampleGPUs(now time.Time) {
-	stats := c.deviceStats(c.Node(), nil)
-	c.history.Record(now, stats, c.gpuHolds())
+	node := c.Node()
+	var known []string
+	if node.NodeResources != nil {
+		for _, g := range node.NodeResources.Devices {
+			for _, inst := range g.Instances {
+				known = append(known, inst.ID)
+			}
+		}
+	}
+	c.history.Record(now, c.deviceStats(node, nil), known, c.gpuHolds())
 }
 
 // gpuHolds maps each live allocation to the GPUs it holds.

@@ -104,28 +104,34 @@ func New(cfg Config) *Recorder {
 // Config returns the recorder's settings, defaults filled in.
 func (r *Recorder) Config() Config { return r.cfg }
 
-// Record adds one reading of every GPU at now. holds maps each live
-// allocation to the GPUs it holds. A GPU missing from stats (gone, or
-// its reading failed) loses its history; an allocation missing from
-// holds is forgotten.
-func (r *Recorder) Record(now time.Time, stats []*structs.DeviceStats, holds map[string][]string) {
+// Record adds one reading of every GPU at now. known lists the node's
+// GPUs in its order: one whose reading is missing from stats (it
+// failed this time) keeps its history without a sample, and one no
+// longer known loses it. holds maps each live allocation to the GPUs it
+// holds; an allocation missing from it is forgotten.
+func (r *Recorder) Record(now time.Time, stats []*structs.DeviceStats, known []string, holds map[string][]string) {
 	ts := now.UnixNano()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.last = ts
-	seen := make(map[string]bool, len(stats))
+	seen := make(map[string]bool, len(known))
 	r.order = r.order[:0]
+	for _, id := range known {
+		if !seen[id] {
+			seen[id] = true
+			r.order = append(r.order, id)
+			if r.rings[id] == nil {
+				r.rings[id] = newRing(r.size)
+			}
+		}
+	}
+	read := make(map[string]bool, len(stats))
 	for _, s := range stats {
-		if s == nil || seen[s.ID] {
+		if s == nil || !seen[s.ID] || read[s.ID] {
 			continue
 		}
-		seen[s.ID] = true
-		r.order = append(r.order, s.ID)
+		read[s.ID] = true
 		rg := r.rings[s.ID]
-		if rg == nil {
-			rg = newRing(r.size)
-			r.rings[s.ID] = rg
-		}
 		rg.simulated = s.Simulated
 		rg.add(structs.GPUSample{Timestamp: ts, GPUUtilPercent: float32(s.GPUUtilPercent), MemoryUsedBytes: s.MemoryUsedBytes})
 		if s.GPUUtilPercent >= r.cfg.IdleThresholdPercent {

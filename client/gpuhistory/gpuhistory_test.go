@@ -47,11 +47,12 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestRingBounded: the history keeps Window/Interval samples per GPU,
-// the newest, oldest first; a GPU that stops reporting is forgotten.
+// the newest, oldest first; a GPU whose reading fails keeps its history,
+// one the node no longer has is forgotten.
 func TestRingBounded(t *testing.T) {
 	r := New(Config{Interval: time.Second, Window: 5 * time.Second})
 	for i := range 12 {
-		r.Record(t0.Add(time.Duration(i)*time.Second), reading(map[string]float64{"a": float64(i), "b": 50}, "a", "b"), nil)
+		r.Record(t0.Add(time.Duration(i)*time.Second), reading(map[string]float64{"a": float64(i), "b": 50}, "a", "b"), []string{"a", "b"}, nil)
 	}
 	h := r.History(nil, 0)
 	if len(h.GPUs) != 2 || h.GPUs[0].ID != "a" || h.GPUs[1].ID != "b" {
@@ -76,7 +77,11 @@ func TestRingBounded(t *testing.T) {
 	if got := r.History([]string{"b"}, 0).GPUs; len(got) != 1 || got[0].ID != "b" {
 		t.Errorf("only b: got %+v", got)
 	}
-	r.Record(t0.Add(12*time.Second), reading(nil, "b"), nil)
+	r.Record(t0.Add(12*time.Second), reading(nil, "b"), []string{"a", "b"}, nil) // a's reading failed
+	if got := r.History([]string{"a"}, 0).GPUs; len(got) != 1 || len(got[0].Samples) != 5 {
+		t.Errorf("after a failed reading of a: %+v, want its 5 samples kept", got)
+	}
+	r.Record(t0.Add(13*time.Second), reading(nil, "b"), []string{"b"}, nil) // a left the node
 	if got := r.History(nil, 0).GPUs; len(got) != 1 || got[0].ID != "b" || len(r.rings) != 1 {
 		t.Errorf("after a left: got %d GPUs, %d rings, want only b", len(got), len(r.rings))
 	}
@@ -92,7 +97,7 @@ func TestHistoryMerged(t *testing.T) {
 		if i == 4242 {
 			u = 99
 		}
-		r.Record(t0.Add(time.Duration(i)*time.Second), reading(map[string]float64{"a": u, "b": u, "c": u}, ids...), nil)
+		r.Record(t0.Add(time.Duration(i)*time.Second), reading(map[string]float64{"a": u, "b": u, "c": u}, ids...), ids, nil)
 	}
 	h := r.History(nil, 0)
 	total := 0
@@ -135,7 +140,7 @@ func TestIdle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := New(Config{Interval: time.Second, Window: time.Minute, IdleWindow: 10 * time.Second})
 			for i, s := range tt.steps {
-				r.Record(t0.Add(time.Duration(i)*time.Second), reading(s.util, "g0", "g1"), s.holds)
+				r.Record(t0.Add(time.Duration(i)*time.Second), reading(s.util, "g0", "g1"), []string{"g0", "g1"}, s.holds)
 			}
 			last := tt.steps[len(tt.steps)-1].holds["alloc"]
 			h := r.AllocHistory("alloc", last, 0)
@@ -170,7 +175,7 @@ func repeat[T any](v T, n int) []T {
 func TestIdleUnknownAlloc(t *testing.T) {
 	r := New(Config{Interval: time.Second, Window: time.Minute, IdleWindow: time.Second})
 	for i := range 5 {
-		r.Record(t0.Add(time.Duration(i)*time.Second), reading(nil, "g0"), nil)
+		r.Record(t0.Add(time.Duration(i)*time.Second), reading(nil, "g0"), []string{"g0"}, nil)
 	}
 	h := r.AllocHistory("new", []string{"g0"}, 0)
 	if h.Idle || len(h.GPUs) != 1 || len(h.GPUs[0].Samples) != 5 || h.AllocID != "new" {
