@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/droverhq/drover/client/allocrunner"
@@ -25,7 +26,7 @@ const (
 func (c *Client) gcLoop(ctx context.Context) {
 	ticker := time.NewTicker(c.cfg.GCInterval)
 	defer ticker.Stop()
-	c.emptyTrash()
+	c.emptyTrash(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -34,7 +35,7 @@ func (c *Client) gcLoop(ctx context.Context) {
 			c.collectAllocs(now)
 		case <-c.trashKick:
 		}
-		c.emptyTrash()
+		c.emptyTrash(ctx)
 	}
 }
 
@@ -46,9 +47,10 @@ func (c *Client) gcLoop(ctx context.Context) {
 // alloc dirs, on the same file system, so the rename cannot copy.
 func trashDir(dataDir string) string { return filepath.Join(dataDir, "alloc-trash") }
 
-// emptyTrash removes every dir in the trash, outside any lock. A dir
+// emptyTrash removes every dir in the trash, outside any lock, until ctx
+// ends (a client shutting down does not wait for a large removal). A dir
 // left by an agent that died while removing it goes at the next start.
-func (c *Client) emptyTrash() {
+func (c *Client) emptyTrash(ctx context.Context) {
 	dir := trashDir(c.cfg.DataDir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -58,6 +60,9 @@ func (c *Client) emptyTrash() {
 		return
 	}
 	for _, e := range entries {
+		if ctx.Err() != nil {
+			return
+		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			c.logger.Warn("removing allocation dir", "path", filepath.Join(dir, e.Name()), "error", err)
 		}
@@ -82,7 +87,7 @@ func (c *Client) collectAllocs(now time.Time) int {
 		return destroyed
 	}
 	for {
-		c.emptyTrash()
+		c.emptyTrash(context.Background())
 		if !c.diskOverThreshold() || !c.collectOldest() {
 			return destroyed
 		}
@@ -217,7 +222,10 @@ func (c *Client) moveToTrash(id string) error {
 	if err := os.MkdirAll(trash, 0o700); err != nil {
 		return err
 	}
-	if err := os.Rename(allocrunner.AllocDir(c.cfg.DataDir, id), filepath.Join(trash, id)); err != nil {
+	// A name of its own: a dir left there by an earlier agent for the
+	// same allocation must not make the rename fail.
+	name := id + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := os.Rename(allocrunner.AllocDir(c.cfg.DataDir, id), filepath.Join(trash, name)); err != nil {
 		return err
 	}
 	select {
