@@ -139,7 +139,7 @@ func writeStatusAt(dirFD int, name string, ws syscall.WaitStatus) {
 // readStatus reads a status file; fs.ErrNotExist means the command has
 // not ended (or its init died first).
 func readStatus(path string) (*drivers.ExitResult, error) {
-	buf, err := os.ReadFile(path)
+	buf, err := hostexec.ReadStateFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +428,7 @@ func (d *Driver) KillOrphans(ctx context.Context, allocRoot string, keep map[str
 		if ctx.Err() != nil {
 			return killed, errors.Join(append(errs, ctx.Err())...)
 		}
-		buf, err := os.ReadFile(f)
+		buf, err := hostexec.ReadStateFile(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -209,7 +209,7 @@ func writeStatus(path string, st exitStatus) error {
 // readStatus reads a status file; fs.ErrNotExist means the task has not
 // ended (or its executor died first).
 func readStatus(path string) (*drivers.ExitResult, error) {
-	buf, err := os.ReadFile(path)
+	buf, err := hostexec.ReadStateFile(path)
 	if err != nil {
 		return nil, err
 	}

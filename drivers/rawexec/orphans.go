@@ -106,7 +106,7 @@ func (d *Driver) KillOrphans(ctx context.Context, allocRoot string, keep map[str
 
 func readPIDFile(path string) (pidFile, error) {
 	var pf pidFile
-	buf, err := os.ReadFile(path)
+	buf, err := hostexec.ReadStateFile(path)
 	if err != nil {
 		return pf, err
 	}

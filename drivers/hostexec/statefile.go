@@ -1,0 +1,45 @@
+package hostexec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// MaxStateFile is the most ReadStateFile reads: the pid and status files
+// drivers leave beside their tasks are a few hundred bytes.
+const MaxStateFile = 64 << 10
+
+// ReadStateFile reads a small state file a driver wrote beside a task
+// (a pid or exit status file) without trusting what is at the path: a
+// symlink is not followed, anything but a regular file (a FIFO that
+// would block, a device that never ends) is refused, and at most
+// MaxStateFile bytes are read. A missing file is an error wrapping
+// os.ErrNotExist.
+func ReadStateFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("state file %s: a symlink", path)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("state file %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	buf, err := io.ReadAll(io.LimitReader(f, MaxStateFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) > MaxStateFile {
+		return nil, fmt.Errorf("state file %s: over %d bytes", path, MaxStateFile)
+	}
+	return buf, nil
+}
