@@ -90,7 +90,7 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	c.collectEvals(ch)
 	c.collectQueues(ch, st)
 	c.collectQuotas(ch, st)
-	c.collectFragmentation(ch, st, nodes)
+	c.collectFragmentation(ch, st)
 }
 
 // collectEvals exports pending allocations and the broker's queues.

@@ -193,27 +193,26 @@ func (c clusterCollector) collectQuotas(ch chan<- prometheus.Metric, st *state.S
 
 // collectFragmentation exports the cluster's expected fragmented GPU
 // capacity: frag.Node, the measure the simulator reports, over each
-// ready node's free capacity (the store's usage table, one lookup a
-// node) under the GPU asks of the live allocations (the workload the
-// fragmentation-aware ranking expects). By model, each node counts once
-// per model with only that model's GPUs.
-func (c clusterCollector) collectFragmentation(ch chan<- prometheus.Metric, st *state.StateStore, nodes []*structs.Node) {
+// ready node's free capacity (the store's usage table, walked once: each
+// row holds its node) under the GPU asks of the live allocations (the
+// workload the fragmentation-aware ranking expects). By model, each node
+// counts once per model with only that model's GPUs.
+func (c clusterCollector) collectFragmentation(ch chan<- prometheus.Metric, st *state.StateStore) {
 	workload, err := st.GPUWorkload()
 	if err != nil {
 		c.s.logger.Warn("metrics: read GPU workload", "error", err)
 		return
 	}
+	next, err := st.UsageFrom(state.IndexFreeGPUs, 0)
+	if err != nil {
+		c.s.logger.Warn("metrics: walk node usage", "error", err)
+		return
+	}
 	f := fragmentation{workload: workload, byModel: map[string]float64{}}
-	for _, n := range nodes {
-		if !n.Ready() || n.NodeResources == nil {
-			continue
+	for use := next(); use != nil; use = next() {
+		if n := use.Node; n.Ready() && n.NodeResources != nil {
+			f.addNode(n, use)
 		}
-		use, err := st.NodeUsage(nil, n.ID)
-		if err != nil {
-			c.s.logger.Warn("metrics: read node usage", "error", err)
-			return
-		}
-		f.addNode(n, use)
 	}
 	models := make([]string, 0, len(f.byModel))
 	for m := range f.byModel {
@@ -239,12 +238,11 @@ type fragmentation struct {
 	scratch  []int // free compute of the node's GPUs, reused
 }
 
-// addNode counts n, whose allocations hold use (nil: nothing).
+// addNode counts n, whose allocations hold use.
 func (f *fragmentation) addNode(n *structs.Node, use *structs.NodeUsage) {
-	free := frag.NodeFree{CPU: n.NodeResources.Cpu.CpuShares, MemoryMB: n.NodeResources.Memory.MemoryMB}
-	if use != nil {
-		free.CPU -= use.CPU
-		free.MemoryMB -= use.MemoryMB
+	free := frag.NodeFree{
+		CPU:      n.NodeResources.Cpu.CpuShares - use.CPU,
+		MemoryMB: n.NodeResources.Memory.MemoryMB - use.MemoryMB,
 	}
 	f.scratch = f.scratch[:0]
 	groups, last := 0, 0.0
@@ -258,11 +256,7 @@ func (f *fragmentation) addNode(n *structs.Node, use *structs.NodeUsage) {
 			if inst == nil || !inst.Healthy {
 				continue
 			}
-			c := structs.WholeGPU
-			if use != nil {
-				c = use.Devices[inst.ID].FreeCompute()
-			}
-			f.scratch = append(f.scratch, c)
+			f.scratch = append(f.scratch, use.Devices[inst.ID].FreeCompute())
 		}
 		last = 0
 		if len(f.workload) > 0 {
