@@ -66,7 +66,15 @@ func TestClusterMetricsQueuesQuotasFragmentation(t *testing.T) {
 	})
 	node := gpuNode("n1", 4)
 	node.Status = structs.NodeStatusReady
-	write(func(i uint64) error { return st.UpsertNode(i, node) })
+	// n2 has a second model; n3 is down and counts in no fragmentation.
+	mixed, down := gpuNode("n2", 1), gpuNode("n3", 8)
+	mixed.Status, down.Status = structs.NodeStatusReady, structs.NodeStatusDown
+	a100 := *gpuNode("n2-a100", 2).NodeResources.Devices[0]
+	a100.Name = "NVIDIA A100-SXM4-80GB"
+	mixed.NodeResources.Devices = append(mixed.NodeResources.Devices, &a100)
+	for _, n := range []*structs.Node{node, mixed, down} {
+		write(func(i uint64) error { return st.UpsertNode(i, n) })
+	}
 	train := gpuJob("train", structs.JobTypeService, 2, 1)
 	train.Namespace, train.Queue = "team-a", "research"
 	waiting := gpuJob("waiting", structs.JobTypeService, 3, 8)
@@ -75,9 +83,15 @@ func TestClusterMetricsQueuesQuotasFragmentation(t *testing.T) {
 	}
 	gpu := func(k int) string { return node.NodeResources.Devices[0].Instances[k].ID }
 	alloc := func(job *structs.Job, dev *structs.AllocatedDeviceResource) *structs.Allocation {
-		dev.Vendor, dev.Type, dev.Name = "nvidia", "gpu", "NVIDIA H100 80GB HBM3"
+		dev.Vendor, dev.Type = "nvidia", "gpu"
+		nodeID := node.ID
+		if dev.Name == "" {
+			dev.Name = "NVIDIA H100 80GB HBM3"
+		} else {
+			nodeID = mixed.ID
+		}
 		return &structs.Allocation{
-			ID: structs.GenerateUUID(), Namespace: job.Namespace, NodeID: node.ID, JobID: job.ID, Job: job, TaskGroup: "train",
+			ID: structs.GenerateUUID(), Namespace: job.Namespace, NodeID: nodeID, JobID: job.ID, Job: job, TaskGroup: "train",
 			DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusRunning,
 			AllocatedResources: &structs.AllocatedResources{Tasks: map[string]*structs.AllocatedTaskResources{"t": {
 				Cpu:     structs.AllocatedCpuResources{CpuShares: 1000},
@@ -86,9 +100,11 @@ func TestClusterMetricsQueuesQuotasFragmentation(t *testing.T) {
 			}}},
 		}
 	}
-	// GPUs 0 and 1 whole (team-a, queue research), half of GPU 2 (default).
+	// On n1, GPUs 0 and 1 whole (team-a, queue research), half of GPU 2
+	// (default); on n2, half of its first A100 (default).
 	write(func(i uint64) error {
 		return st.UpsertAllocs(i, []*structs.Allocation{
+			alloc(waiting, &structs.AllocatedDeviceResource{Name: a100.Name, DeviceIDs: []string{a100.Instances[0].ID}, Compute: 50, MemoryMB: 1024}),
 			alloc(train, &structs.AllocatedDeviceResource{DeviceIDs: []string{gpu(0)}}),
 			alloc(train, &structs.AllocatedDeviceResource{DeviceIDs: []string{gpu(1)}}),
 			alloc(waiting, &structs.AllocatedDeviceResource{DeviceIDs: []string{gpu(2)}, Compute: 50, MemoryMB: 1024}),
@@ -112,11 +128,12 @@ func TestClusterMetricsQueuesQuotasFragmentation(t *testing.T) {
 
 	got := gatherGauges(t, s.MetricsCollector())
 	const model = "{model=NVIDIA H100 80GB HBM3}"
-	// Live workload: two asks of 1 whole GPU, one of half a GPU. Free:
-	// 0, 0, 50, 100. A whole GPU ask cannot use the 50 left on GPU 2; a
-	// half fits there, leaving nothing it cannot use. (2/3*50 + 1/3*0) /
-	// 100 GPUs.
-	fragGPUs := 1.0 / 3
+	// Live workload: two asks of 1 whole GPU, two of half a GPU. A whole
+	// GPU ask cannot use a GPU half free; a half fits there, leaving
+	// nothing it cannot use. n1 (free 0, 0, 50, 100): (1/2*50 + 1/2*0) /
+	// 100 = 0.25 GPUs. n2's H100 (100): 0; its A100s (50, 100): 0.25, and
+	// the node as a whole the same. 7 healthy GPUs on ready nodes.
+	const h100Frag, a100Frag = 0.25, 0.25
 	want := map[string]float64{
 		"drover_queue_weight{queue=research}":                                     3,
 		"drover_queue_guaranteed_gpus{queue=research}":                            2,
@@ -124,7 +141,7 @@ func TestClusterMetricsQueuesQuotasFragmentation(t *testing.T) {
 		"drover_queue_gpus_used{queue=research}":                                  2,
 		"drover_queue_jobs_waiting{queue=research}":                               0,
 		"drover_queue_weight{queue=default}":                                      1,
-		"drover_queue_gpus_used{queue=default}":                                   0.5,
+		"drover_queue_gpus_used{queue=default}":                                   1,
 		"drover_queue_jobs_waiting{queue=default}":                                1,
 		"drover_quota_used{quota=gpu-q,resource=gpus}":                            2,
 		"drover_quota_used{quota=gpu-q,resource=cpu}":                             2000,
@@ -135,8 +152,9 @@ func TestClusterMetricsQueuesQuotasFragmentation(t *testing.T) {
 		"drover_quota_limit{quota=gpu-q,resource=memory_mb}":                      0,
 		"drover_quota_namespace_used{namespace=team-a,quota=gpu-q,resource=gpus}": 2,
 		"drover_quota_namespace_used{namespace=team-a,quota=gpu-q,resource=cpu}":  2000,
-		"drover_gpu_fragmentation" + model:                                        fragGPUs,
-		"drover_gpu_fragmentation_ratio{}":                                        fragGPUs / 4,
+		"drover_gpu_fragmentation" + model:                                        h100Frag,
+		"drover_gpu_fragmentation{model=" + a100.Name + "}":                       a100Frag,
+		"drover_gpu_fragmentation_ratio{}":                                        (h100Frag + a100Frag) / 7,
 		"drover_allocations_pending{reason=gpu}":                                  2,
 		"drover_allocations_pending{reason=quota}":                                1,
 		"drover_allocations_pending{reason=cpu}":                                  0,
