@@ -100,10 +100,10 @@ func promEval(base, q string) (int, error) {
 }
 
 // TestE2E_GrafanaDashboard: Debian's Prometheus scrapes an agent with
-// simulated GPUs and a running GPU job with the README's config; every
-// query of the Grafana dashboard (its variables as Grafana sends them with
-// All selected) is evaluated without error and, but for the error panels
-// of a healthy cluster, finds series.
+// simulated GPUs, a running GPU job and a quota with the README's
+// config; every query of the Grafana dashboard (its variables as Grafana
+// sends them with All selected) is evaluated without error and, but for
+// the error panels of a healthy cluster, finds series.
 func TestE2E_GrafanaDashboard(t *testing.T) {
 	bin := prometheusBin(t)
 	queries := dashboardQueries(t)
@@ -113,6 +113,15 @@ func TestE2E_GrafanaDashboard(t *testing.T) {
 	appendFile(t, cfg, telemetryBlock)
 	a := launchAgent(t, ports[0], "-config", cfg)
 	a.waitReady()
+	// A quota with a namespace naming it, for the quota usage panel.
+	for _, w := range [][3]string{
+		{http.MethodPut, "/v1/quota/e2e-gpus", `{"Limits": [{"Region": "global", "RegionLimit": {"GPUs": 4}}]}`},
+		{http.MethodPost, "/v1/namespace/e2e", `{"Quota": "e2e-gpus"}`},
+	} {
+		if code, body := a.do(w[0], w[1], w[2]); code != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", w[0], w[1], code, body)
+		}
+	}
 	if r := a.drover("job", "run", "-detach", writeFile(t, dir, "train.hcl", promJob("train", 1, 1))); r.code != 0 {
 		t.Fatalf("job run: %d %s", r.code, r.stderr)
 	}

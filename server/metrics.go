@@ -9,7 +9,8 @@ import (
 // clusterCollector exports the cluster's figures from the leader's state
 // store and broker when scraped, derived rather than kept: GPUs by model
 // (counted exactly as /v1/gpus counts them), nodes by status, pending
-// allocations and the broker's queues. A server that does not lead
+// allocations by reason, the broker's queues, fair-share queues, quotas
+// and GPU fragmentation (metrics_sched.go). A server that does not lead
 // exports none of them, so a scrape of every server counts each GPU once.
 // Timings (scheduler, plan submission) and heartbeats missed are
 // go-metrics series the workers and the heartbeat timers emit.
@@ -27,7 +28,7 @@ var (
 	gpusUnhealthy = prometheus.NewDesc("drover_gpus_unhealthy", "Unhealthy GPU instances, by model.", modelLabel, nil)
 	gpuRatio      = prometheus.NewDesc("drover_gpu_allocation_ratio", "Allocated GPU instances over all of them (0 with none).", nil, nil)
 	nodesDesc     = prometheus.NewDesc("drover_nodes", "Nodes by status.", []string{"status"}, nil)
-	allocsPending = prometheus.NewDesc("drover_allocations_pending", "Allocations blocked evaluations could not place yet.", nil, nil)
+	allocsPending = prometheus.NewDesc("drover_allocations_pending", "Allocations blocked evaluations could not place yet, by reason class (see PendingGang and the others).", []string{"reason"}, nil)
 	evalsBlocked  = prometheus.NewDesc("drover_evals_blocked", "Blocked evaluations waiting for capacity.", nil, nil)
 	brokerReady   = prometheus.NewDesc("drover_broker_ready", "Evaluations ready to be scheduled, by scheduler type.", []string{"scheduler"}, nil)
 	brokerUnacked = prometheus.NewDesc("drover_broker_unacked", "Evaluations being scheduled, by scheduler type.", []string{"scheduler"}, nil)
@@ -43,6 +44,9 @@ var (
 // Describe implements prometheus.Collector.
 func (c clusterCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range clusterDescs {
+		ch <- d
+	}
+	for _, d := range schedDescs {
 		ch <- d
 	}
 }
@@ -84,6 +88,9 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 		gaugeOf(ch, nodesDesc, float64(n), status)
 	}
 	c.collectEvals(ch)
+	c.collectQueues(ch, st)
+	c.collectQuotas(ch, st)
+	c.collectFragmentation(ch, st)
 }
 
 // collectEvals exports pending allocations and the broker's queues.
@@ -94,16 +101,9 @@ func (c clusterCollector) collectEvals(ch chan<- prometheus.Metric) {
 		s.logger.Warn("metrics: list evaluations", "error", err)
 		return
 	}
-	pending := 0
-	for _, e := range evals {
-		if e.Status != structs.EvalStatusBlocked {
-			continue
-		}
-		for _, n := range e.QueuedAllocations {
-			pending += n
-		}
+	for reason, n := range pendingByReason(evals) {
+		gaugeOf(ch, allocsPending, float64(n), reason)
 	}
-	gaugeOf(ch, allocsPending, float64(pending))
 	gaugeOf(ch, evalsBlocked, float64(s.blocked.Stats().TotalBlocked))
 	bs := s.broker.Stats()
 	for _, typ := range workerSchedulers {

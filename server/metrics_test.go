@@ -76,7 +76,7 @@ func TestClusterMetrics(t *testing.T) {
 		"drover_gpu_allocation_ratio{}":          6.0 / 8,
 		"drover_nodes{status=ready}":             2,
 		"drover_evals_blocked{}":                 1,
-		"drover_allocations_pending{}":           1,
+		"drover_allocations_pending{reason=gpu}": 1, // 16 GPUs on nodes of 8
 		"drover_broker_ready{scheduler=service}": 0,
 	}
 	if m.Total != 8 || m.Allocated != 6 {

@@ -280,9 +280,9 @@ func scrapedNames(body string) map[string]bool {
 
 // TestDashboard (issue #16's must-hold 3): every metric name of every
 // expression of the Grafana dashboard exists in a live scrape of a dev
-// agent (simulated GPUs, a GPU job running, so per-GPU, per-allocation
-// and scheduler series exist); with promtool installed, every expression
-// is valid PromQL.
+// agent (simulated GPUs, a GPU job running and a quota, so per-GPU,
+// per-allocation, scheduler, plan applier and quota series exist); with
+// promtool installed, every expression is valid PromQL.
 func TestDashboard(t *testing.T) {
 	queries := dashboardQueries(t)
 	want := map[string][]string{} // metric -> where
@@ -301,6 +301,15 @@ func TestDashboard(t *testing.T) {
 	checkPromtool(t, queries)
 
 	_, base := newTestAgent(t)
+	// A quota with a namespace naming it, so the quota series exist.
+	for _, w := range [][3]string{
+		{http.MethodPut, "/v1/quota/dash-gpus", `{"Limits": [{"Region": "global", "RegionLimit": {"GPUs": 4}}]}`},
+		{http.MethodPost, "/v1/namespace/dash", `{"Quota": "dash-gpus"}`},
+	} {
+		if code, body := send(t, w[0], base+w[1], "", w[2]); code != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", w[0], w[1], code, body)
+		}
+	}
 	job := `{"Job": {"ID": "dash", "Type": "batch", "Datacenters": ["dc1"],
   "TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "raw_exec",
     "Config": {"command": "/bin/sleep", "args": ["60"]},

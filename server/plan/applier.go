@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
@@ -126,7 +127,9 @@ func (a *Applier) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case req := <-a.queue:
+			start := a.now()
 			result, err := a.apply(req.plan)
+			a.measure("apply", start)
 			req.done <- response{result: result, err: err}
 		}
 	}
@@ -135,6 +138,7 @@ func (a *Applier) Run(ctx context.Context) {
 // apply re-checks plan against a fresh snapshot and commits the nodes
 // that still fit in one Raft entry.
 func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
+	start := a.now()
 	snap, err := a.state.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
@@ -148,6 +152,7 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		return nil, fmt.Errorf("apply plan for eval %s: %w", plan.EvalID, err)
 	}
 	verdicts = allAtOnce(plan, verdicts)
+	a.measure("evaluate", start)
 	now := a.now().UnixNano()
 	result, allocs, ended := Accept(plan, verdicts, now)
 	for _, v := range verdicts {
@@ -178,12 +183,23 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 		result.AllocIndex = snapIndex
 		return result, nil
 	}
+	commit := a.now()
 	index, err := a.raft.Apply(structs.ApplyPlanResultsJobOnceRequestType, req)
+	a.measure("commit", commit)
 	if err != nil {
 		return nil, fmt.Errorf("commit plan for eval %s: %w", plan.EvalID, err)
 	}
 	result.AllocIndex = index
 	return result, nil
+}
+
+// measure records drover.plan.<stage> in milliseconds since start, on
+// the applier's clock, in go-metrics' global sinks (as raft reports
+// there): apply is a plan from its dequeue to its answer (the Raft commit
+// included), evaluate the re-check against a fresh snapshot, commit the
+// Raft apply alone.
+func (a *Applier) measure(stage string, start time.Time) {
+	metrics.AddSample([]string{"plan", stage}, float32(a.now().Sub(start))/float32(time.Millisecond))
 }
 
 // preemptionEvals returns one pending evaluation per job whose

@@ -12,5 +12,8 @@
 // test harness (schedtest) drives the real Applier with a Raft that
 // writes its state store directly and a Check that wraps Evaluate. The
 // package reads state but never writes it except through Raft, and knows
-// nothing of RPC or the eval broker.
+// nothing of RPC or the eval broker. It times itself on its own clock
+// into go-metrics' global sinks, as raft does: drover.plan.apply (a
+// plan's dequeue to its answer), .evaluate (the re-check) and .commit
+// (the Raft apply alone).
 package plan
