@@ -13,7 +13,7 @@ import (
 // Drover state of tens of thousands of allocations is tens of MB.
 const (
 	RPCSnapshotSave    = "Snapshot.Save"
-	RPCSnapshotRestore = "Snapshot.Restore"
+	RPCSnapshotRestore = structs.RPCSnapshotRestore // a request over structs.RPCMaxMessage
 )
 
 // SnapshotSaveRequest asks for an archive of the cluster's state. It is

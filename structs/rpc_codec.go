@@ -17,6 +17,14 @@ import (
 // JobMaxSizeCap) and batches of allocation updates.
 const RPCMaxMessage = 64 << 20
 
+// RPCSnapshotRestore is the one RPC whose request may pass
+// RPCMaxMessage: it carries a whole state archive, at most
+// SnapshotMaxUpload bytes (the HTTP API's bound on the upload too).
+const (
+	RPCSnapshotRestore = "Snapshot.Restore"
+	SnapshotMaxUpload  = 1 << 30
+)
+
 // JobMaxSizeCap is the highest limits.job_max_size an agent accepts: a
 // job must fit one RPC request with room to spare.
 const JobMaxSizeCap = RPCMaxMessage / 2
@@ -46,7 +54,13 @@ type budgetCodec struct {
 
 func (c *budgetCodec) ReadRequestHeader(r *rpc.Request) error {
 	c.conn.left = c.conn.max // net/rpc reads one request at a time
-	return c.ServerCodec.ReadRequestHeader(r)
+	if err := c.ServerCodec.ReadRequestHeader(r); err != nil {
+		return err
+	}
+	if r.ServiceMethod == RPCSnapshotRestore {
+		c.conn.left = SnapshotMaxUpload // for its body, read next
+	}
+	return nil
 }
 
 // budgetConn fails reads once left bytes were read since the last refill.

@@ -12,8 +12,9 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// maxSnapshotUpload bounds a restore's request body.
-const maxSnapshotUpload = 1 << 30
+// maxSnapshotUpload bounds a restore's request body, as the RPC layer
+// bounds the request that carries it on.
+const maxSnapshotUpload = structs.SnapshotMaxUpload
 
 // snapshotRoutes serves `drover operator snapshot`, on Nomad's paths: GET
 // answers the archive, PUT restores one.
