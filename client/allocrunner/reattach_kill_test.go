@@ -74,30 +74,35 @@ func TestReattachFailureKillsTask(t *testing.T) {
 
 // TestReattachFailureKillGivesUpWhenStopped: while the kill keeps
 // failing, the allocation is not reported dead; once it is asked to die
-// (its allocation stopped), unattachedKillTries more tries fail and it is
-// reported failed saying the kill failed.
+// (its allocation stopped), a long wait between tries is cut short and
+// exactly unattachedKillTries more tries fail before it is reported
+// failed saying the kill failed.
 func TestReattachFailureKillGivesUpWhenStopped(t *testing.T) {
 	fastKillRetries(t)
+	unattachedKillBackoff, unattachedKillMaxWait = 10*time.Minute, 10*time.Minute // the stop must wake it
 	flaky := runUnattached(t, 1<<30, true)
 	if !strings.Contains(flaky.event.Message, "killing it failed") {
 		t.Errorf("event %q: want it to say the kill failed", flaky.event.Message)
 	}
-	if n := flaky.engine.killCount(); n < unattachedKillTries+1 {
-		t.Errorf("KillTask called %d times, want at least %d", n, unattachedKillTries+1)
+	if n, want := flaky.engine.killCount(), flaky.killsBeforeStop+unattachedKillTries; n != want {
+		t.Errorf("KillTask called %d times, want %d (%d before the stop, then %d)", n, want, flaky.killsBeforeStop, unattachedKillTries)
 	}
 }
 
 func fastKillRetries(t *testing.T) {
-	backoff, maxWait := unattachedKillBackoff, unattachedKillMaxWait
-	unattachedKillBackoff, unattachedKillMaxWait = time.Millisecond, 5*time.Millisecond
-	t.Cleanup(func() { unattachedKillBackoff, unattachedKillMaxWait = backoff, maxWait })
+	backoff, maxWait, dying := unattachedKillBackoff, unattachedKillMaxWait, unattachedKillDyingWait
+	unattachedKillBackoff, unattachedKillMaxWait, unattachedKillDyingWait = time.Millisecond, 5*time.Millisecond, time.Millisecond
+	t.Cleanup(func() {
+		unattachedKillBackoff, unattachedKillMaxWait, unattachedKillDyingWait = backoff, maxWait, dying
+	})
 }
 
 type unattached struct {
-	engine *flakyEngine
-	event  *structs.TaskEvent
-	cgroup string
-	pid    int
+	engine          *flakyEngine
+	killsBeforeStop int
+	event           *structs.TaskEvent
+	cgroup          string
+	pid             int
 }
 
 // runUnattached starts a real exec task with one driver, restores its
@@ -151,7 +156,7 @@ func runUnattached(t *testing.T, failKills int, stop bool) unattached {
 		return checkUnattached(t, db, got, flaky, cgroup, h)
 	}
 	go ar.Run()
-	waitFor(t, func() bool { return flaky.killCount() >= 3 })
+	waitFor(t, func() bool { return flaky.killCount() >= 1 })
 	select {
 	case <-ar.WaitCh():
 		t.Fatal("allocation finished while the kill of its task kept failing")
@@ -160,9 +165,12 @@ func runUnattached(t *testing.T, failKills int, stop bool) unattached {
 	if s := ar.Alloc().TaskStates["t"]; s == nil || s.State == structs.TaskStateDead {
 		t.Fatalf("task state %+v while its kill keeps failing, want not dead", s)
 	}
+	before := flaky.killCount()
 	ar.Kill("stopped by the servers")
 	waitDone(t, ar)
-	return checkUnattached(t, db, ar.Alloc(), flaky, cgroup, h)
+	u := checkUnattached(t, db, ar.Alloc(), flaky, cgroup, h)
+	u.killsBeforeStop = before
+	return u
 }
 
 func checkUnattached(t *testing.T, db *state.DB, got *structs.Allocation, flaky *flakyEngine, cgroup string, h *drivers.TaskHandle) unattached {

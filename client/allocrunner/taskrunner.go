@@ -200,12 +200,14 @@ func (tr *taskRunner) reattach(h *drivers.TaskHandle) error {
 // second try, doubling up to unattachedKillMaxWait; the bound of each
 // try; and how many tries are left once the task is asked to die (a
 // stop, a client shutting down without leaving tasks running), which
-// someone waits for. Variables for tests.
+// someone waits for, and their first wait. Variables for tests.
 var (
 	unattachedKillBackoff = 200 * time.Millisecond
 	unattachedKillMaxWait = time.Minute
 	unattachedKillTimeout = 30 * time.Second
 	unattachedKillTries   = 5
+	// unattachedKillDyingWait is the first wait once asked to die.
+	unattachedKillDyingWait = 50 * time.Millisecond
 )
 
 // killUnattached kills, through the driver's drivers.TaskKiller, what
@@ -232,21 +234,27 @@ func (tr *taskRunner) killUnattached(h *drivers.TaskHandle) error {
 			return err
 		}
 		if left < 0 && tr.killed() {
-			left = unattachedKillTries
-		}
-		if left == 0 {
-			return err
+			// Asked to die: someone waits, so the retries are few and
+			// quick from here.
+			left, wait = unattachedKillTries, unattachedKillDyingWait
 		}
 		if left > 0 {
-			left--
+			if left--; left == 0 {
+				return err
+			}
 		}
 		tr.logger.Warn("killing a task that could not be re-attached; retrying", "task_id", h.ID, "try", try, "error", err)
+		var killCh <-chan struct{}
+		if left < 0 {
+			killCh = tr.killCh // a kill cuts a long wait short
+		}
 		select {
 		case <-tr.ar.clock.After(wait):
+			wait = min(2*wait, unattachedKillMaxWait)
+		case <-killCh:
 		case <-tr.ar.detachCh:
 			return err
 		}
-		wait = min(2*wait, unattachedKillMaxWait)
 	}
 }
 

@@ -355,7 +355,8 @@ func (d *Driver) killLegacy(ctx context.Context, h *drivers.TaskHandle, parseErr
 		return parseErr
 	}
 	if err := d.isolation(); err != nil { // it also finds the cgroup root
-		return fmt.Errorf("kill %s: %w", h.ID, err)
+		// No cgroups here: nothing to kill the task by, now or later.
+		return fmt.Errorf("kill %s: %w: %v", h.ID, drivers.ErrInvalidConfig, err)
 	}
 	dirs := []string{mem}
 	if !d.cgroups.unified {
