@@ -238,7 +238,9 @@ func (r *Recorder) idle(allocID string, gpus []string) (bool, int64, []string) {
 			continue
 		}
 		s = max(s, held)
-		if r.last-s >= need {
+		// Up to the GPU's last reading, not the last record: readings
+		// that failed are no evidence of idleness.
+		if r.rings[g].lastAt()-s >= need {
 			idleGPUs = append(idleGPUs, g)
 			since = max(since, s)
 		}
@@ -275,6 +277,14 @@ type ring struct {
 }
 
 func newRing(size int) *ring { return &ring{buf: make([]structs.GPUSample, max(size, 1))} }
+
+// lastAt is the time of the newest sample, 0 without one.
+func (g *ring) lastAt() int64 {
+	if g == nil || g.n == 0 {
+		return 0
+	}
+	return g.buf[(g.next-1+len(g.buf))%len(g.buf)].Timestamp
+}
 
 func (g *ring) add(s structs.GPUSample) {
 	g.buf[g.next] = s

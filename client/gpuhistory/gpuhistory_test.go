@@ -117,8 +117,9 @@ func TestHistoryMerged(t *testing.T) {
 // the threshold for the idle window while it held them.
 func TestIdle(t *testing.T) {
 	type step struct {
-		util  map[string]float64
-		holds map[string][]string
+		util   map[string]float64
+		holds  map[string][]string
+		failed bool // no reading this second
 	}
 	both := map[string][]string{"alloc": {"g0", "g1"}}
 	quiet := map[string]float64{"g0": 0, "g1": 4.9}
@@ -129,18 +130,23 @@ func TestIdle(t *testing.T) {
 		wantIdle bool
 		wantGPUs []string
 	}{
-		{"quiet for the window", repeat(step{quiet, both}, 11), true, []string{"g0", "g1"}},
-		{"quiet, window not yet over", repeat(step{quiet, both}, 10), false, []string{}},
-		{"one GPU at the threshold", repeat(step{busy1, both}, 11), false, []string{"g0"}},
-		{"busy once in the window", append(append(repeat(step{quiet, both}, 5), step{map[string]float64{"g0": 80, "g1": 0}, both}), repeat(step{quiet, both}, 9)...), false, []string{"g1"}},
-		{"quiet GPUs before the allocation held them", append(repeat(step{quiet, nil}, 20), repeat(step{quiet, both}, 5)...), false, []string{}},
-		{"no GPU", repeat(step{quiet, map[string][]string{"alloc": {}}}, 11), false, []string{}},
+		{"quiet for the window", repeat(step{quiet, both, false}, 11), true, []string{"g0", "g1"}},
+		{"quiet, window not yet over", repeat(step{quiet, both, false}, 10), false, []string{}},
+		{"one GPU at the threshold", repeat(step{busy1, both, false}, 11), false, []string{"g0"}},
+		{"busy once in the window", append(append(repeat(step{quiet, both, false}, 5), step{map[string]float64{"g0": 80, "g1": 0}, both, false}), repeat(step{quiet, both, false}, 9)...), false, []string{"g1"}},
+		{"quiet GPUs before the allocation held them", append(repeat(step{quiet, nil, false}, 20), repeat(step{quiet, both, false}, 5)...), false, []string{}},
+		{"no GPU", repeat(step{quiet, map[string][]string{"alloc": {}}, false}, 11), false, []string{}},
+		{"quiet, then readings fail past the window", append(repeat(step{quiet, both, false}, 3), repeat(step{nil, both, true}, 12)...), false, []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := New(Config{Interval: time.Second, Window: time.Minute, IdleWindow: 10 * time.Second})
 			for i, s := range tt.steps {
-				r.Record(t0.Add(time.Duration(i)*time.Second), reading(s.util, "g0", "g1"), []string{"g0", "g1"}, s.holds)
+				stats := reading(s.util, "g0", "g1")
+				if s.failed {
+					stats = nil
+				}
+				r.Record(t0.Add(time.Duration(i)*time.Second), stats, []string{"g0", "g1"}, s.holds)
 			}
 			last := tt.steps[len(tt.steps)-1].holds["alloc"]
 			h := r.AllocHistory("alloc", last, 0)
