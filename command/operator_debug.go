@@ -17,11 +17,14 @@ import (
 )
 
 // Bounds of one capture, which is held in memory until the archive is
-// written: snapshots (-duration / -interval) and bytes of log kept.
+// written: snapshots (-duration / -interval), bytes of log kept, and
+// bytes of everything else (a large cluster's lists, every interval).
 const (
 	maxDebugSnapshots = 360
 	maxDebugLog       = 64 << 20
 )
+
+var maxDebugBytes = 512 << 20 // a variable for tests
 
 // OperatorDebugCommand is `drover operator debug`: Nomad's, simplified.
 // It captures what the agent and the cluster say for a while and writes
@@ -130,6 +133,8 @@ type debugCapture struct {
 
 	mu     sync.Mutex
 	files  []debugFile
+	bytes  int  // of files, at most maxDebugBytes
+	full   bool // a file was left out for maxDebugBytes
 	errors []string
 }
 
@@ -150,7 +155,12 @@ func (d *debugCapture) run(ctx context.Context) []debugFile {
 	tick := time.NewTicker(d.interval)
 	defer tick.Stop()
 	for i := 0; ; i++ {
-		d.snapshot(ctx, fmt.Sprintf("interval/%04d/", i))
+		d.mu.Lock()
+		full := d.full
+		d.mu.Unlock()
+		if !full {
+			d.snapshot(ctx, fmt.Sprintf("interval/%04d/", i))
+		}
 		select {
 		case <-ctx.Done():
 			wg.Wait()
@@ -206,10 +216,21 @@ func (d *debugCapture) note(ctx context.Context, name string, data []byte, err e
 	}
 }
 
+// add keeps a file, unless it would take the capture past
+// maxDebugBytes: then it and every later file but the log are left out,
+// and errors.txt says so once.
 func (d *debugCapture) add(name string, data []byte) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if name != "monitor.log" && name != "errors.txt" && (d.full || d.bytes+len(data) > maxDebugBytes) {
+		if !d.full {
+			d.errors = append(d.errors, fmt.Sprintf("%s and later files: left out, the capture reached %d bytes", name, maxDebugBytes))
+		}
+		d.full = true
+		return
+	}
+	d.bytes += len(data)
 	d.files = append(d.files, debugFile{name: name, data: data})
-	d.mu.Unlock()
 }
 
 // scrubbed returns the files with the CLI's own token replaced: no

@@ -216,3 +216,26 @@ func TestCappedBuffer(t *testing.T) {
 		t.Errorf("kept %q, dropped %d; want abcde, 4", got, b.dropped)
 	}
 }
+
+// TestDebugCaptureBytesBound: past maxDebugBytes the capture keeps no
+// more files but the log and errors.txt, and says so once.
+func TestDebugCaptureBytesBound(t *testing.T) {
+	old := maxDebugBytes
+	maxDebugBytes = 100
+	t.Cleanup(func() { maxDebugBytes = old })
+	d := &debugCapture{}
+	d.add("a.json", make([]byte, 60))
+	d.add("b.json", make([]byte, 60)) // over: left out
+	d.add("c.json", make([]byte, 1))  // after: left out
+	d.add("monitor.log", make([]byte, 500))
+	var names []string
+	for _, f := range d.files {
+		names = append(names, f.name)
+	}
+	if strings.Join(names, ",") != "a.json,monitor.log" {
+		t.Errorf("kept %v, want a.json and monitor.log", names)
+	}
+	if len(d.errors) != 1 || !strings.Contains(d.errors[0], "b.json and later files: left out") {
+		t.Errorf("errors %q, want one saying from b.json on was left out", d.errors)
+	}
+}
