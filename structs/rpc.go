@@ -106,7 +106,8 @@ func Decode(buf []byte, out any) error {
 const RaftMsgpackMaxDepth = 1024
 
 // RaftMsgpackHandle is MsgpackHandle for what the FSM decodes: Raft log
-// entries and snapshots, never bytes straight from a peer.
+// entries and snapshots (an uploaded archive is checked with it too;
+// uploading one takes a management token), never an RPC request.
 var RaftMsgpackHandle = func() *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
 	h.RawToString = true

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/droverhq/drover/acl"
 	"github.com/droverhq/drover/structs"
@@ -107,7 +108,7 @@ func (h *httpAPI) agentMonitor(w http.ResponseWriter, r *http.Request) {
 			return
 		case line := <-buf.lines:
 			if n := buf.dropped.Swap(0); n > 0 {
-				line = append(line, fmt.Appendf(nil, "[WARN]  monitor: dropped %d log lines: the reader is slower than the agent logs\n", n)...)
+				line = append(line, droppedNotice(n, req.json)...)
 			}
 			if err := writeMonitorLine(w, line, req.plain); err != nil {
 				return
@@ -117,6 +118,17 @@ func (h *httpAPI) agentMonitor(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// droppedNotice is the line saying n lines were dropped, in the
+// stream's format (hclog's JSON with log_json).
+func droppedNotice(n int64, asJSON bool) []byte {
+	msg := fmt.Sprintf("monitor: dropped %d log lines: the reader is slower than the agent logs", n)
+	if asJSON {
+		b, _ := json.Marshal(map[string]any{"@level": "warn", "@message": msg, "@timestamp": time.Now().Format("2006-01-02T15:04:05.000000Z07:00"), "dropped": n})
+		return append(b, '\n')
+	}
+	return []byte("[WARN]  " + msg + "\n")
 }
 
 // writeMonitorLine writes line as text or as one StreamFrame.

@@ -340,3 +340,15 @@ func TestMonitorLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestDroppedNotice: the dropped-lines notice is a JSON line in a JSON
+// stream, hclog's text otherwise.
+func TestDroppedNotice(t *testing.T) {
+	var v map[string]any
+	if err := json.Unmarshal(droppedNotice(7, true), &v); err != nil || v["@level"] != "warn" || v["dropped"] != float64(7) {
+		t.Errorf("JSON notice: %v (%v)", v, err)
+	}
+	if got := string(droppedNotice(7, false)); !strings.HasPrefix(got, "[WARN]  monitor: dropped 7 log lines") {
+		t.Errorf("text notice: %q", got)
+	}
+}
