@@ -63,7 +63,13 @@ func TestServerCommands(t *testing.T) {
 			t.Fatalf("server join: exit %d, out %q, err %q", code, out, errOut)
 		}
 	}
-	leader := waitForClusterLeader(t, addrs[2], 3)
+	// Every server knows the leader before the listings: a follower
+	// learns it from the leader's first message, a moment after the
+	// election.
+	var leader string
+	for _, addr := range addrs {
+		leader = waitForClusterLeader(t, addr, 3)
+	}
 
 	code, out, _ = run(t, addrs[1], "server", "members")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
