@@ -32,7 +32,7 @@ func (c *Client) gcLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-ticker.C:
-			c.collectAllocs(now)
+			c.collectAllocs(ctx, now)
 		case <-c.trashKick:
 		}
 		c.emptyTrash(ctx)
@@ -81,18 +81,19 @@ func (c *Client) emptyTrash(ctx context.Context) {
 // Over the count, the oldest go at once; then, while the disk is over
 // its threshold, one more at a time, each removed from disk before the
 // next check (outside allocMu), so that no more go than the disk needs.
-func (c *Client) collectAllocs(now time.Time) int {
+func (c *Client) collectAllocs(ctx context.Context, now time.Time) int {
 	destroyed, disk := c.collectOverCount(now)
 	if !disk {
 		return destroyed
 	}
-	for {
-		c.emptyTrash(context.Background())
+	for ctx.Err() == nil {
+		c.emptyTrash(ctx)
 		if !c.diskOverThreshold() || !c.collectOldest() {
-			return destroyed
+			break
 		}
 		destroyed++
 	}
+	return destroyed
 }
 
 // trashStaleAllocDirsLocked moves to the trash the alloc dirs that no

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,7 +44,7 @@ func TestCollectAllocs(t *testing.T) {
 	t0 := time.Now()
 	first := batchAlloc(c.NodeID(), "exit 0")
 	finish(first)
-	if n := c.collectAllocs(t0); n != 0 {
+	if n := c.collectAllocs(context.Background(), t0); n != 0 {
 		t.Fatalf("collected %d allocations under gc_max_allocs, want none", n)
 	}
 	sleeper := batchAlloc(c.NodeID(), "exec sleep 30")
@@ -53,7 +54,7 @@ func TestCollectAllocs(t *testing.T) {
 	finish(second)
 	finish(third)
 
-	if n := c.collectAllocs(t0.Add(time.Second)); n != 2 {
+	if n := c.collectAllocs(context.Background(), t0.Add(time.Second)); n != 2 {
 		t.Fatalf("collected %d allocations of 4 with gc_max_allocs 2, want 2", n)
 	}
 	if allocKept(t, c, first.ID) {
@@ -81,7 +82,7 @@ func TestCollectAllocs(t *testing.T) {
 	c.allocMu.Lock()
 	c.cfg.GCDiskUsageThreshold = 1e-9
 	c.allocMu.Unlock()
-	c.collectAllocs(t0.Add(2 * time.Second))
+	c.collectAllocs(context.Background(), t0.Add(2*time.Second))
 	if allocKept(t, c, fourth.ID) {
 		t.Errorf("finished allocation kept over the disk threshold")
 	}
@@ -102,14 +103,14 @@ func TestCollectAllocs(t *testing.T) {
 	c.allocMu.Lock()
 	c.sweepFailed = true
 	c.allocMu.Unlock()
-	c.collectAllocs(t0.Add(3 * time.Second))
+	c.collectAllocs(context.Background(), t0.Add(3*time.Second))
 	if _, err := os.Stat(stale); err != nil {
 		t.Errorf("stale alloc dir after a failed orphan sweep: %v, want kept", err)
 	}
 	c.allocMu.Lock()
 	c.sweepFailed = false
 	c.allocMu.Unlock()
-	c.collectAllocs(t0.Add(3 * time.Second))
+	c.collectAllocs(context.Background(), t0.Add(3*time.Second))
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale alloc dir after a collection: %v, want gone", err)
 	}
