@@ -260,7 +260,11 @@ func (c *Client) updateLoop(ctx context.Context) {
 			if now.Before(notBefore) {
 				continue
 			}
-			if err := c.flushUpdates(ctx); err != nil {
+			// Not ctx: a send cut off by the stop could still reach a
+			// server after finalFlush's newer states and undo them (a
+			// task killed at shutdown reported running). The call ends
+			// within the RPC timeout; the stop waits for it.
+			if err := c.flushUpdates(context.WithoutCancel(ctx)); err != nil {
 				notBefore = now.Add(c.cfg.RetryInterval)
 			}
 		case <-ctx.Done():
