@@ -77,12 +77,6 @@ type pidFile struct {
 	ExecSocket string `json:",omitempty"`
 }
 
-// exitStatus is the status file's content.
-type exitStatus struct {
-	ExitCode int
-	Signal   int
-}
-
 // stateFiles returns the status and pid file paths of a task: in its
 // task dir's parent.
 func stateFiles(taskDir, id string) (statusFile, pidPath string) {
@@ -97,15 +91,7 @@ func stateFiles(taskDir, id string) (statusFile, pidPath string) {
 // writePIDFile writes pf at path atomically.
 func writePIDFile(path string, pf pidFile) error {
 	pf.BootID = hostexec.BootID()
-	buf, err := json.Marshal(pf)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf, 0o600); err != nil {
-		return fmt.Errorf("task pid file: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := hostexec.WriteStateFile(path, pf, 0o600); err != nil {
 		return fmt.Errorf("task pid file: %w", err)
 	}
 	return nil
@@ -118,7 +104,7 @@ func writeStatusAt(dirFD int, name string, ws syscall.WaitStatus) {
 	if name == "" || strings.Contains(name, "/") {
 		return
 	}
-	st := exitStatus{ExitCode: ws.ExitStatus()}
+	st := hostexec.ExitStatus{ExitCode: ws.ExitStatus()}
 	if ws.Signaled() {
 		st.Signal = int(ws.Signal())
 		st.ExitCode = 128 + st.Signal
@@ -134,20 +120,6 @@ func writeStatusAt(dirFD int, name string, ws syscall.WaitStatus) {
 	if werr == nil {
 		_ = unix.Renameat(dirFD, tmp, dirFD, name)
 	}
-}
-
-// readStatus reads a status file; fs.ErrNotExist means the command has
-// not ended (or its init died first).
-func readStatus(path string) (*drivers.ExitResult, error) {
-	buf, err := hostexec.ReadStateFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var st exitStatus
-	if err := json.Unmarshal(buf, &st); err != nil {
-		return nil, fmt.Errorf("status file %s: %w", path, err)
-	}
-	return &drivers.ExitResult{ExitCode: st.ExitCode, Signal: st.Signal}, nil
 }
 
 // handleState is what RecoverTask and KillTask read from a handle.
@@ -234,7 +206,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 			t.user = u
 		}
 	}
-	if res, err := readStatus(hs.statusFile); err == nil {
+	if res, err := hostexec.ReadExitStatus(hs.statusFile); err == nil {
 		t.finish(res)
 		d.tasks[h.ID] = t
 		d.logger.Debug("recovered task that ended", "task_id", h.ID, "result", res)
@@ -263,14 +235,14 @@ func (t *task) poll(every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for range tick.C {
-		if res, err := readStatus(t.statusFile); err == nil {
+		if res, err := hostexec.ReadExitStatus(t.statusFile); err == nil {
 			t.finish(res)
 			return
 		}
 		if start, ok := hostexec.ProcStart(t.pid); ok && start == t.initStart {
 			continue
 		}
-		res, err := readStatus(t.statusFile) // written just before it exited?
+		res, err := hostexec.ReadExitStatus(t.statusFile) // written just before it exited?
 		if err != nil {
 			t.mu.Lock()
 			killed := t.killed

@@ -1,11 +1,14 @@
 package hostexec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/droverhq/drover/drivers"
 )
 
 // MaxStateFile is the most ReadStateFile reads: the pid and status files
@@ -42,4 +45,40 @@ func ReadStateFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("state file %s: over %d bytes", path, MaxStateFile)
 	}
 	return buf, nil
+}
+
+// ExitStatus is the content of the exit status file a driver's process
+// outside the agent (raw_exec's executor, exec's init) writes when the
+// task ends, for an agent that re-attached to read.
+type ExitStatus struct {
+	ExitCode int
+	Signal   int
+}
+
+// ReadExitStatus reads an exit status file (ReadStateFile);
+// os.ErrNotExist means the task has not ended, or its watcher died first.
+func ReadExitStatus(path string) (*drivers.ExitResult, error) {
+	buf, err := ReadStateFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var st ExitStatus
+	if err := json.Unmarshal(buf, &st); err != nil {
+		return nil, fmt.Errorf("status file %s: %w", path, err)
+	}
+	return &drivers.ExitResult{ExitCode: st.ExitCode, Signal: st.Signal}, nil
+}
+
+// WriteStateFile writes v as JSON at path by rename, so that a reader
+// sees all of it or nothing.
+func WriteStateFile(path string, v any, perm os.FileMode) error {
+	buf, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, buf, perm); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -42,3 +42,25 @@ func TestReadStateFile(t *testing.T) {
 		t.Errorf("missing file: %v, want os.ErrNotExist", err)
 	}
 }
+
+// TestExitStatusRoundTrip: a status written by WriteStateFile reads back
+// as the exit result; a garbled one is an error naming the file.
+func TestExitStatusRoundTrip(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "exit.json")
+	if err := WriteStateFile(p, ExitStatus{ExitCode: 137, Signal: 9}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadExitStatus(p)
+	if err != nil || res.ExitCode != 137 || res.Signal != 9 {
+		t.Fatalf("read back %+v, %v", res, err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	if err := os.WriteFile(p, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadExitStatus(p); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("garbled status: %v, want an error naming %s", err, p)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/hostexec"
 	"github.com/droverhq/drover/drivers/logrotate"
 	"github.com/droverhq/drover/drivers/taskuser"
@@ -75,12 +74,6 @@ type executorReport struct {
 	Invalid bool
 }
 
-// exitStatus is the status file's content.
-type exitStatus struct {
-	ExitCode int
-	Signal   int
-}
-
 // ExecutorMain runs the executor: read the spec from stdin, start the
 // task, report its PID on fd 3, wait for it, kill what it left in its
 // group, write the status file, and return the executor's exit code.
@@ -120,7 +113,7 @@ func ExecutorMain() int {
 	err = cmd.Wait()
 	out.close()
 	res := exitResult(cmd.ProcessState, err)
-	if err := writeStatus(spec.StatusFile, exitStatus{ExitCode: res.ExitCode, Signal: res.Signal}); err != nil {
+	if err := hostexec.WriteStateFile(spec.StatusFile, hostexec.ExitStatus{ExitCode: res.ExitCode, Signal: res.Signal}, 0o644); err != nil {
 		return 3
 	}
 	if spec.PIDFile != "" {
@@ -190,34 +183,6 @@ func writeReport(f *os.File, r executorReport) {
 	}
 	_ = json.NewEncoder(f).Encode(r)
 	_ = f.Close()
-}
-
-// writeStatus writes the status file by rename, so a reader sees all of
-// it or nothing.
-func writeStatus(path string, st exitStatus) error {
-	buf, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, buf, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// readStatus reads a status file; fs.ErrNotExist means the task has not
-// ended (or its executor died first).
-func readStatus(path string) (*drivers.ExitResult, error) {
-	buf, err := hostexec.ReadStateFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var st exitStatus
-	if err := json.Unmarshal(buf, &st); err != nil {
-		return nil, fmt.Errorf("status file %s: %w", path, err)
-	}
-	return &drivers.ExitResult{ExitCode: st.ExitCode, Signal: st.Signal}, nil
 }
 
 // statusPath is where the executor of task id writes its status: in

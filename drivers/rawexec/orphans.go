@@ -54,14 +54,7 @@ func writePIDFile(path, taskID string, pid int) {
 	}
 	start, _ := hostexec.ProcStart(os.Getpid())
 	taskStart, _ := hostexec.ProcStart(pid) // the child is not reaped yet: it is ours
-	buf, err := json.Marshal(pidFile{TaskID: taskID, PID: pid, TaskStart: taskStart, ExecutorPID: os.Getpid(), ExecutorStart: start, BootID: hostexec.BootID()})
-	if err != nil {
-		return
-	}
-	tmp := path + ".tmp"
-	if os.WriteFile(tmp, buf, 0o644) == nil {
-		_ = os.Rename(tmp, path)
-	}
+	_ = hostexec.WriteStateFile(path, pidFile{TaskID: taskID, PID: pid, TaskStart: taskStart, ExecutorPID: os.Getpid(), ExecutorStart: start, BootID: hostexec.BootID()}, 0o644)
 }
 
 // KillOrphans implements drivers.OrphanKiller: it kills every raw_exec

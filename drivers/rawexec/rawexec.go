@@ -248,7 +248,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 			t.user = u
 		}
 	}
-	if res, err := readStatus(statusFile); err == nil {
+	if res, err := hostexec.ReadExitStatus(statusFile); err == nil {
 		t.finish(res)
 		d.tasks[h.ID] = t
 		d.logger.Debug("recovered task that ended", "task_id", h.ID, "result", res)
@@ -276,7 +276,7 @@ func (t *task) finish(res *drivers.ExitResult) {
 // status it wrote. It is the only goroutine of a started task.
 func (t *task) waitChild(cmd *exec.Cmd) {
 	err := cmd.Wait()
-	res, serr := readStatus(t.statusFile)
+	res, serr := hostexec.ReadExitStatus(t.statusFile)
 	if serr != nil {
 		res = &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("executor ended (%v) without an exit status: %w", err, serr)}
 	}
@@ -289,14 +289,14 @@ func (t *task) poll(every time.Duration, shimStart uint64) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for range tick.C {
-		if res, err := readStatus(t.statusFile); err == nil {
+		if res, err := hostexec.ReadExitStatus(t.statusFile); err == nil {
 			t.finish(res)
 			return
 		}
 		if start, ok := hostexec.ProcStart(t.shimPID); ok && start == shimStart {
 			continue
 		}
-		res, err := readStatus(t.statusFile) // written just before it exited?
+		res, err := hostexec.ReadExitStatus(t.statusFile) // written just before it exited?
 		if err != nil {
 			res = &drivers.ExitResult{ExitCode: -1, Err: fmt.Errorf("executor %d ended without an exit status: %w", t.shimPID, err)}
 		}
