@@ -22,7 +22,22 @@ i=0
 while read -r pkg target; do
   i=$((i + 1))
   echo "fuzz [$i/$n]: $target in ./$pkg for $fuzztime"
-  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" \
-    -fuzzminimizetime "${FUZZMINIMIZETIME:-5s}" "./$pkg"
+  log=$(mktemp)
+  if go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" \
+    -fuzzminimizetime "${FUZZMINIMIZETIME:-5s}" "./$pkg" 2>&1 | tee "$log"; then
+    rm -f "$log"
+    continue
+  fi
+  # Go 1.26's fuzz coordinator can fail a run whose -fuzztime ends while
+  # a worker is mid-call: "context deadline exceeded", no failing input
+  # (golang/go#75804, fixed in Go 1.27). That alone is not a finding; a
+  # real one writes its input under testdata/fuzz and fails the run.
+  if grep -qx '    context deadline exceeded' "$log" && ! grep -q 'Failing input written' "$log"; then
+    echo "fuzz [$i/$n]: $target: Go's end-of-fuzztime race (golang/go#75804), no failing input: not a finding"
+    rm -f "$log"
+    continue
+  fi
+  rm -f "$log"
+  exit 1
 done <<<"$targets"
-echo "fuzz: $n targets passed, $fuzztime each"
+echo "fuzz: $n targets run, $fuzztime each"
