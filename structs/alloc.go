@@ -79,6 +79,8 @@ type Allocation struct {
 // AllocatedResources is what an allocation holds, per task.
 type AllocatedResources struct {
 	Tasks map[string]*AllocatedTaskResources
+	// Shared is what the tasks hold together: ports (structs/network.go).
+	Shared AllocatedSharedResources
 }
 
 // AllocatedTaskResources is what one task holds.
@@ -228,7 +230,7 @@ func (r *AllocatedResources) Copy() *AllocatedResources {
 	if r == nil {
 		return nil
 	}
-	c := &AllocatedResources{Tasks: make(map[string]*AllocatedTaskResources, len(r.Tasks))}
+	c := &AllocatedResources{Tasks: make(map[string]*AllocatedTaskResources, len(r.Tasks)), Shared: r.Shared.Copy()}
 	for name, t := range r.Tasks {
 		if t == nil {
 			c.Tasks[name] = nil

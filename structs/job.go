@@ -104,9 +104,11 @@ type TaskGroup struct {
 	// job's when the group sets none; structs/update.go).
 	Update *UpdateStrategy
 	// Gang makes the group's placement all or nothing (structs/gang.go).
-	Gang  *Gang
-	Tasks []*Task
-	Meta  map[string]string
+	Gang *Gang
+	// Networks are the group's ports (structs/network.go).
+	Networks []*NetworkResource `json:",omitempty"`
+	Tasks    []*Task
+	Meta     map[string]string
 }
 
 // Task is one process (or container) run by a driver.
@@ -136,6 +138,9 @@ type Resources struct {
 	CPU      int // MHz
 	MemoryMB int
 	Devices  []*RequestedDevice
+	// Networks in a task's resources is Nomad's older place for ports;
+	// they are held by the allocation as the group's are.
+	Networks []*NetworkResource `json:",omitempty"`
 }
 
 // RequestedDevice asks for Count devices matching Name
@@ -607,6 +612,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Meta = maps.Clone(tg.Meta)
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
+	c.Networks = copyNetworks(tg.Networks)
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp
@@ -658,6 +664,7 @@ func (r *Resources) Copy() *Resources {
 		dc.Affinities = copyAffinities(d.Affinities)
 		c.Devices[i] = &dc
 	}
+	c.Networks = copyNetworks(r.Networks)
 	return &c
 }
 
