@@ -1,0 +1,15 @@
+job "cleanup" {
+  datacenters = ["dc1"]
+  type        = "sysbatch"
+
+  group "cleanup" {
+    task "prune" {
+      driver = "raw_exec"
+
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "find /tmp -name 'scratch-*' -mtime +7 -delete"]
+      }
+    }
+  }
+}

@@ -1,0 +1,12 @@
+job "anywhere" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+
+      config {
+        command = "/bin/sleep"
+        args    = ["30"]
+      }
+    }
+  }
+}
