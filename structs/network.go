@@ -377,13 +377,14 @@ func (u *NodeUsage) checkPorts(node *Node) string {
 	return fmt.Sprintf("port %d in use", bad)
 }
 
-// validatePortsConfig checks that the labels a task's driver config
-// lists in "ports" (docker's port mapping) are ports of the group.
+// validatePortsConfig checks that the labels a docker task's config
+// lists in "ports" are ports of the group ("host:container" entries map
+// ports by number, and the driver checks them).
 func (tg *TaskGroup) validatePortsConfig(labels map[string]bool) []error {
 	var errs []error
 	for _, t := range tg.Tasks {
 		raw, ok := t.Config["ports"]
-		if !ok {
+		if !ok || t.Driver != "docker" {
 			continue
 		}
 		list, ok := raw.([]any)
@@ -402,6 +403,7 @@ func (tg *TaskGroup) validatePortsConfig(labels map[string]bool) []error {
 			switch {
 			case !isString:
 				errs = append(errs, fmt.Errorf("task %q: config ports: %v is not a port label", t.Name, v))
+			case strings.Contains(label, ":") || strings.Contains(label, "${"):
 			case !labels[label]:
 				errs = append(errs, fmt.Errorf("task %q: config ports: %q is not a port of the group's network", t.Name, label))
 			}
