@@ -139,3 +139,59 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestE2E_DockerPortMapping: a docker task lists its group's port in
+// `ports`; the container's port 8080 (the port's "to") is published on
+// the node's address at the host port the scheduler chose, and the test
+// reaches the server in the container there.
+func TestE2E_DockerPortMapping(t *testing.T) {
+	api := dockerEngine(t)
+	image := dockerHelloImage(t, api)
+	removeTestContainers(t, api)
+	dir := reachableDir(t)
+	ports := freePorts(t, 4)
+	dyn := ports[3]
+	extra := writeFile(t, dir, "ports.hcl", fmt.Sprintf("client {\n  min_dynamic_port = %d\n  max_dynamic_port = %d\n}\n", dyn, dyn))
+	a := startAgent(t, ports[0], "-config", agentConfig(t, dir, "node-p", ports[:3], 0), "-config", extra)
+
+	job := writeFile(t, dir, "docker-port.hcl", fmt.Sprintf(`job "docker-port" {
+  datacenters = ["dc1"]
+
+  group "g" {
+    network {
+      port "http" {
+        to = 8080
+      }
+    }
+
+    task "main" {
+      driver = "docker"
+      config {
+        image  = %q
+        args   = ["served-by-docker", "${NOMAD_HOST_PORT_http}"]
+        ports  = ["http"]
+        labels = { %s = %q }
+      }
+      env {
+        HELLO_HTTP = ":${NOMAD_PORT_http}"
+      }
+      resources {
+        cpu    = 100
+        memory = 64
+      }
+    }
+  }
+}
+`, image, testLabel, t.Name()))
+	if r := a.drover("job", "run", "-detach", job); r.code != 0 {
+		t.Fatalf("job run: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	al := a.waitAlloc("docker-port", "running")
+	if got := a.allocPorts(al.ID); len(got) != 1 || got[0].Value != dyn || got[0].To != 8080 {
+		t.Fatalf("allocated ports: got %+v, want http %d -> 8080", got, dyn)
+	}
+	waitHTTP(t, fmt.Sprintf("http://127.0.0.1:%d/", dyn), fmt.Sprintf("served-by-docker %d", dyn))
+
+	stopJob(t, a, "docker-port")
+	waitContainersGone(t, api, al.ID)
+}
