@@ -106,3 +106,36 @@ func TestParseNetworkTooManyPorts(t *testing.T) {
 		t.Fatalf("Parse: got %v, want too many ports", err)
 	}
 }
+
+func TestParseNetworkJSON(t *testing.T) {
+	job := func(networks string) string {
+		return `{"Job": {"ID": "web", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "web", "Networks": ` + networks +
+			`, "Tasks": [{"Name": "web", "Driver": "raw_exec", "Config": {"command": "/bin/true"}}]}]}}`
+	}
+	tests := []struct {
+		name     string
+		networks string
+		want     string // "" parses
+	}{
+		{"host", `[{"Mode": "host", "DynamicPorts": [{"Label": "http"}]}]`, ""},
+		{"bridge", `[{"Mode": "bridge", "DynamicPorts": [{"Label": "http"}]}]`, `network: mode "bridge" is not supported yet: Drover has no network namespace per allocation`},
+		{"two networks", `[{"DynamicPorts": [{"Label": "a"}]}, {"DynamicPorts": [{"Label": "b"}]}]`, "a group has at most one network block, not 2"},
+		{"null network", `[null]`, "network: must not be null"},
+		{"dynamic with a value", `[{"DynamicPorts": [{"Label": "a", "Value": 80}]}]`, `port "a": a dynamic port has no value (80); use static`},
+		{"static zero", `[{"ReservedPorts": [{"Label": "a"}]}]`, `port "a": static 0 is not a port (1 to 65535)`},
+		{"static twice", `[{"ReservedPorts": [{"Label": "a", "Value": 80}, {"Label": "b", "Value": 80}]}]`, `static port 80 is also port "a"'s`},
+		{"duplicate label", `[{"ReservedPorts": [{"Label": "a", "Value": 80}], "DynamicPorts": [{"Label": "a"}]}]`, `port "a": label used twice in the group`},
+		{"unknown field", `[{"MBits": 10}]`, "MBits"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("job.json", []byte(job(tt.networks)))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("Parse: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("Parse: got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
