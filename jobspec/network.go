@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"math"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -13,9 +14,9 @@ import (
 // and "cni/*" parse and are refused with the reason.
 var (
 	networkSchema = &schema{
-		attrs:       []string{"mode"},
+		attrs:       []string{"mode", "mbits"},
 		blocks:      []hcl.BlockHeaderSchema{block("port", "label")},
-		unsupported: []string{"dns", "hostname", "mbits", "cni"},
+		unsupported: []string{"dns", "hostname", "cni"},
 	}
 	portSchema = &schema{
 		attrs: []string{"static", "to", "host_network"},
@@ -44,6 +45,11 @@ func (d *decoder) network(b *hcl.Block) *structs.NetworkResource {
 				d.errorf(a.Expr.Range(), "Unsupported network mode", "%s.", strings.TrimPrefix(err.Error(), "network: "))
 			}
 		}
+	}
+	if a := c.Attributes["mbits"]; a != nil {
+		// Deprecated in Nomad and not enforced there either: checked
+		// and ignored, so older job files run unchanged.
+		d.integer(a, 0, math.MaxInt32)
 	}
 	ports := c.Blocks.OfType("port")
 	if len(ports) > structs.MaxPortsPerGroup {

@@ -27,6 +27,7 @@ job "inference" {
         cpu    = 500
         memory = 512
         network {
+          mbits = 10
           port "admin" {}
         }
       }
