@@ -87,6 +87,8 @@ type Config struct {
 	DevMode bool
 	DevGPUs int
 	Logger  hclog.Logger
+	// Network is the node's address and port ranges (network.go).
+	Network NetworkConfig
 
 	// LeaveTasksRunning makes Shutdown leave tasks running instead of
 	// killing them; a client started again on the same DataDir

@@ -73,6 +73,9 @@ func (c *Client) buildNode(ctx context.Context) (*structs.Node, error) {
 		node.Meta = map[string]string{}
 	}
 	node.NodeResources.Devices = c.fingerprintGPUs(node.Name)
+	if err := c.fingerprintNetwork(node); err != nil {
+		return nil, err
+	}
 	for name, d := range c.drivers {
 		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		info := d.Fingerprint(fctx)

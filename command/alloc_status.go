@@ -90,6 +90,9 @@ func formatAlloc(now time.Time, a *structs.Allocation, verbose bool) string {
 		{"Modified", formatAgo(now, a.ModifyTime)},
 		{"GPUs", gpuList(a.DeviceIDs(), true)},
 	})}
+	if ports := formatPorts(a); ports != "" {
+		sections = append(sections, ports) // alloc_ports.go
+	}
 	for _, task := range taskNames(a) {
 		sections = append(sections, formatTask(a, task, verbose))
 	}

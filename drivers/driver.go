@@ -231,6 +231,9 @@ type TaskConfig struct {
 	// filesystem expose it. Never taken from the task's env, which the
 	// job writes.
 	MPSPipeDir string
+	// Ports are the allocation's ports; drivers that map ports (docker's
+	// "ports" config, by label) bind these.
+	Ports []structs.AllocatedPortMapping
 }
 
 // LogOptions returns the rotation limits of the task's output logs.

@@ -105,8 +105,8 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "nomad block not supported yet",
-			src:  inResources("network {\n        }"),
-			want: `job.hcl:7,9: Unsupported block type; Blocks of type "network" are not supported by Drover yet.`,
+			src:  inResources("numa {\n        }"),
+			want: `job.hcl:7,9: Unsupported block type; Blocks of type "numa" are not supported by Drover yet.`,
 		},
 		{
 			name: "nomad argument not supported yet",

@@ -29,6 +29,8 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	if g := d.single(c, "gang"); g != nil {
 		tg.Gang = d.gang(g, tg.Count)
 	}
+	d.portLabels = map[string]hcl.Range{}
+	tg.Networks = d.networks(c)
 	tasks := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {

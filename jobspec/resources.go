@@ -27,6 +27,7 @@ func (d *decoder) resources(b *hcl.Block) *structs.Resources {
 	for _, blk := range c.Blocks.OfType("device") {
 		r.Devices = appendNonNil(r.Devices, d.device(blk))
 	}
+	r.Networks = d.networks(c)
 	return r
 }
 

@@ -50,10 +50,10 @@ var (
 		attrs: []string{"count", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
-			block("reschedule"), block("spread"), block("update"), block("gang"),
+			block("reschedule"), block("spread"), block("update"), block("gang"), block("network"),
 		},
 		unsupported: []string{
-			"network", "service", "volume", "ephemeral_disk",
+			"service", "volume", "ephemeral_disk",
 			"migrate", "scaling", "disconnect", "consul", "max_client_disconnect",
 			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
 		},
@@ -86,8 +86,8 @@ var (
 	}
 	resourcesSchema = &schema{
 		attrs:       []string{"cpu", "memory"},
-		blocks:      []hcl.BlockHeaderSchema{block("device", "name")},
-		unsupported: []string{"network", "numa", "cores", "memory_max", "disk", "iops", "secrets"},
+		blocks:      []hcl.BlockHeaderSchema{block("device", "name"), block("network")},
+		unsupported: []string{"numa", "cores", "memory_max", "disk", "iops", "secrets"},
 	}
 	deviceSchema = &schema{
 		attrs:  []string{"count", "topology", "memory", "compute"},

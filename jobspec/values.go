@@ -18,6 +18,8 @@ import (
 type decoder struct {
 	src   []byte
 	diags hcl.Diagnostics
+	// portLabels are the port labels of the group being decoded (network.go).
+	portLabels map[string]hcl.Range
 }
 
 func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {

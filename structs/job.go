@@ -389,6 +389,9 @@ func (tg *TaskGroup) Validate() error {
 	if err := validateSpreads(tg.Spreads); err != nil {
 		add("group %q: %w", tg.Name, err)
 	}
+	if err := tg.validateNetworks(); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
 	seen := map[string]bool{}
 	for _, t := range tg.Tasks {
 		if seen[t.Name] {

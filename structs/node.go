@@ -57,7 +57,10 @@ type Node struct {
 	Attributes    map[string]string
 	Meta          map[string]string
 	NodeResources *NodeResources
-	Drivers       map[string]*DriverInfo
+	// ReservedResources is what the node keeps from allocations: host
+	// ports (structs/network.go).
+	ReservedResources *NodeReservedResources `json:",omitempty"`
+	Drivers           map[string]*DriverInfo
 
 	Status                string
 	StatusDescription     string
@@ -81,6 +84,12 @@ type NodeResources struct {
 	Cpu     NodeCpuResources
 	Memory  NodeMemoryResources
 	Devices []*NodeDeviceResource
+	// Networks are the node's addresses; MinDynamicPort and
+	// MaxDynamicPort bound the ports given to dynamic port asks
+	// (structs/network.go).
+	Networks       []*NetworkResource `json:",omitempty"`
+	MinDynamicPort int                `json:",omitempty"`
+	MaxDynamicPort int                `json:",omitempty"`
 }
 
 // NodeCpuResources is CPU capacity in MHz across all cores.
@@ -165,6 +174,7 @@ func (n *Node) Copy() *Node {
 	c.Attributes = maps.Clone(n.Attributes)
 	c.Meta = maps.Clone(n.Meta)
 	c.NodeResources = n.NodeResources.Copy()
+	c.ReservedResources = n.ReservedResources.Copy()
 	if n.Drivers != nil {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, v := range n.Drivers {
@@ -189,6 +199,7 @@ func (r *NodeResources) Copy() *NodeResources {
 	for i, d := range r.Devices {
 		c.Devices[i] = d.Copy()
 	}
+	c.Networks = copyNetworks(r.Networks)
 	return &c
 }
 

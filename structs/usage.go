@@ -46,6 +46,8 @@ type NodeUsage struct {
 	MemoryMB int64
 	Allocs   int
 	Devices  map[string]DeviceUse // by instance ID; absent when unused
+	// Ports counts the allocations holding each host port (network.go).
+	Ports map[int]int `json:",omitempty"`
 
 	// FreeGPUs is the number of healthy GPU instances nothing holds.
 	FreeGPUs int
@@ -100,6 +102,7 @@ func (u *NodeUsage) Copy() *NodeUsage {
 	}
 	c := *u
 	c.Devices = maps.Clone(u.Devices)
+	c.Ports = maps.Clone(u.Ports)
 	return &c
 }
 
@@ -118,6 +121,7 @@ func (u *NodeUsage) Add(alloc *Allocation, sign int) {
 			u.AddDevices(d, sign)
 		}
 	}
+	u.AddPorts(alloc.AllocatedResources.Shared.Ports, sign)
 }
 
 // AddDevices counts (sign 1) or removes (sign -1) one device holding.
@@ -195,6 +199,9 @@ func (u *NodeUsage) Check(node *Node) (fit bool, dimension string) {
 		case use.MemoryMB > 0 && g.MemoryMB() > 0 && use.MemoryMB > g.MemoryMB():
 			return false, fmt.Sprintf("devices: instance %s GPU memory exhausted", id)
 		}
+	}
+	if reason := u.checkPorts(node); reason != "" {
+		return false, reason
 	}
 	if u.CPU > res.Cpu.CpuShares {
 		return false, "cpu"

@@ -69,6 +69,7 @@ func TaskEnv(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir st
 		vars[EnvCPULimit] = strconv.FormatInt(res.Cpu.CpuShares, 10)
 		vars[EnvMemoryLimit] = strconv.FormatInt(res.Memory.MemoryMB, 10)
 	}
+	maps.Copy(vars, portVars(alloc)) // env_ports.go
 	own := map[string]string{}
 	for k, v := range vars {
 		for _, p := range envPrefixes {

@@ -138,6 +138,13 @@ type ClientConfig struct {
 	// GPUHistory is the GPU utilisation history the client keeps
 	// (config_gpu_history.go).
 	GPUHistory *GPUHistoryConfig `hcl:"gpu_history,block"`
+	// Networking in Nomad's names (config_network.go): the interface
+	// whose address ports bind to, the dynamic port range, and the
+	// reserved block's reserved_ports.
+	NetworkInterface string          `hcl:"network_interface,optional"`
+	MinDynamicPort   int             `hcl:"min_dynamic_port,optional"`
+	MaxDynamicPort   int             `hcl:"max_dynamic_port,optional"`
+	Reserved         *ReservedConfig `hcl:"reserved,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -344,6 +351,7 @@ func (c *Config) Merge(o *Config) {
 		if cl.GPUHistory != nil {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
+		c.Client.mergeNetwork(cl)
 	}
 	if o.ACL != nil {
 		c.ACL = o.ACL
@@ -387,6 +395,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Server.validateGC()...)
 	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.Client.validateGPUHistory()...)
+	errs = append(errs, c.Client.validateNetwork()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)

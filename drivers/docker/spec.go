@@ -4,8 +4,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/moby/moby/api/types/container"
@@ -14,6 +17,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
 )
 
 // Labels the driver sets on every container it creates, besides the
@@ -83,7 +87,7 @@ func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreate
 		Privileged:  spec.privileged,
 	}
 	if len(spec.ports) > 0 {
-		exposed, bindings, err := portBindings(spec.ports)
+		exposed, bindings, err := portBindings(spec.ports, cfg.Ports)
 		if err != nil {
 			return client.ContainerCreateOptions{}, err
 		}
@@ -181,12 +185,20 @@ func containerName(taskID string) string {
 	return "drover-" + nameUnsafe.ReplaceAllString(taskID, "_") + "-" + hex.EncodeToString(b[:])
 }
 
-// portBindings turns "host:container[/proto]" strings into the exposed
-// ports and their host bindings.
-func portBindings(ports []string) (network.PortSet, network.PortMap, error) {
+// portBindings turns the task's ports into the exposed ports and their
+// host bindings: a label (Nomad's `ports = ["http"]`) binds the
+// allocation's port of that label on its host address to the port's
+// "to" (or the same port); "host:container[/proto]" binds as written.
+func portBindings(ports []string, allocated []structs.AllocatedPortMapping) (network.PortSet, network.PortMap, error) {
 	exposed := network.PortSet{}
 	bindings := network.PortMap{}
 	for _, p := range ports {
+		if !strings.Contains(p, ":") {
+			if err := bindLabel(p, allocated, exposed, bindings); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		hostPort, ctrPort, ok := strings.Cut(p, ":")
 		if !ok || hostPort == "" || ctrPort == "" {
 			return nil, nil, fmt.Errorf("%w: port %q: want \"host:container\"", drivers.ErrInvalidConfig, p)
@@ -358,4 +370,37 @@ func stringMap(v any, key string) (map[string]string, error) {
 	default:
 		return nil, fmt.Errorf("%w: %s must be a map of strings, got %T", drivers.ErrInvalidConfig, key, v)
 	}
+}
+
+// bindLabel adds the binding of the allocated port labelled label, on
+// TCP and UDP.
+func bindLabel(label string, allocated []structs.AllocatedPortMapping, exposed network.PortSet, bindings network.PortMap) error {
+	i := slices.IndexFunc(allocated, func(m structs.AllocatedPortMapping) bool { return m.Label == label })
+	if i < 0 {
+		return fmt.Errorf("%w: ports: %q is not a port of the allocation's network", drivers.ErrInvalidConfig, label)
+	}
+	m := allocated[i]
+	to := m.To
+	if to <= 0 {
+		to = m.Value
+	}
+	for _, proto := range []string{"tcp", "udp"} {
+		port, err := network.ParsePort(fmt.Sprintf("%d/%s", to, proto))
+		if err != nil {
+			return fmt.Errorf("%w: ports: %q: %v", drivers.ErrInvalidConfig, label, err)
+		}
+		exposed[port] = struct{}{}
+		bindings[port] = append(bindings[port], network.PortBinding{HostIP: hostIP(m.HostIP), HostPort: strconv.Itoa(m.Value)})
+	}
+	return nil
+}
+
+// hostIP is the address a port binds on: the allocation's, or every
+// address when it has none or it does not parse.
+func hostIP(s string) netip.Addr {
+	ip, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ip
 }

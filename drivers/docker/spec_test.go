@@ -177,7 +177,7 @@ func TestCreateOptionsInvalid(t *testing.T) {
 		{"image not a string", map[string]any{"image": 3}},
 		{"args not a list", map[string]any{"image": "i", "args": "a b"}},
 		{"arg not a string", map[string]any{"image": "i", "args": []any{1}}},
-		{"port without host", map[string]any{"image": "i", "ports": []any{"80"}}},
+		{"port label not allocated", map[string]any{"image": "i", "ports": []any{"http"}}},
 		{"port not a number", map[string]any{"image": "i", "ports": []any{"80:http"}}},
 		{"volume relative target", map[string]any{"image": "i", "volumes": []any{"/a:b"}}},
 		{"volume bad mode", map[string]any{"image": "i", "volumes": []any{"/a:/b:rx"}}},

@@ -184,6 +184,10 @@ func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...Stac
 	topology := &TopologyPicker{}
 	// GPU fit: enough free healthy instances (or room for a slice) per request.
 	s.fits = append(s.fits, &DeviceFit{devices: devices, picker: topology})
+	// Ports: static ones free on the node, dynamic ones chosen from its range.
+	if f := NewPortFit(tg, seed); f != nil {
+		s.fits = append(s.fits, f)
+	}
 	// Bin-pack: fill nodes, GPUs weighted most (or, with "spread", empty ones).
 	s.rank(&BinPackRank{ask: a, spread: spread}, 1)
 	// Fragmentation: the node whose use harms least what the cluster can still place.

@@ -32,9 +32,10 @@ type Candidate struct {
 	Usage     *structs.NodeUsage
 	JobAllocs []*structs.Allocation
 
-	devices *nodeDevices    // the node's matching instances, when known
-	chosen  [][]instanceRef // per device ask
-	scores  []float64       // per ranker
+	devices *nodeDevices                   // the node's matching instances, when known
+	chosen  [][]instanceRef                // per device ask
+	ports   []structs.AllocatedPortMapping // chosen by PortFit
+	scores  []float64                      // per ranker
 	score   float64
 	tie     uint64
 }
@@ -141,9 +142,11 @@ func (s *Stack) Placed(n *structs.Node) {
 
 // choose makes c the option: what the allocation would hold there.
 func (s *Stack) choose(c *Candidate) *Option {
+	res := s.ask.resources(s.devices(c))
+	res.Shared.Ports = c.ports
 	return &Option{
 		Node:      c.Node,
-		Resources: s.ask.resources(s.devices(c)),
+		Resources: res,
 		Scores:    s.scoreMap(c),
 		Score:     c.score,
 	}

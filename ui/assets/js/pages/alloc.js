@@ -135,11 +135,23 @@ function render(main, a) {
     <dt>Client status</dt><dd>${badge(a.ClientStatus)} ${a.ClientDescription || ''}</dd>
     <dt>Desired</dt><dd>${a.DesiredStatus} ${a.DesiredDescription ? html`<span class="muted">— ${a.DesiredDescription}</span>` : ''}</dd>
     <dt>Evaluation</dt><dd class="mono">${shortId(a.EvalID)}</dd>
+    ${portsHTML(a.AllocatedResources?.Shared?.Ports || [])}
     <dt>Created</dt><dd>${dateTime(a.CreateTime)} <span class="muted">(${ago(a.CreateTime)})</span></dd>
     <dt>Modified</dt><dd>${dateTime(a.ModifyTime)} <span class="muted">(${ago(a.ModifyTime)})</span></dd>
   </dl>`);
   const names = taskNames(a);
   setHTML(main.querySelector('#tasks'), names.length ? names.map((t) => taskHTML(t, a.TaskStates?.[t])) : html`<p class="muted">No tasks.</p>`);
+}
+
+// portsHTML lists the allocation's ports: label, host address and the
+// port the task binds when it differs.
+function portsHTML(ports) {
+  if (!ports.length) return '';
+  return html`<dt>Ports</dt><dd data-testid="alloc-ports">${ports.map((p) => html`<div class="mono" data-testid="alloc-port" data-label="${p.Label}">${p.Label} ${hostPort(p.HostIP, p.Value)}${p.To > 0 && p.To !== p.Value ? html` <span class="muted">→ ${p.To}</span>` : ''}</div>`)}</dd>`;
+}
+
+function hostPort(ip, port) {
+  return ip && ip.includes(':') ? `[${ip}]:${port}` : `${ip || ''}:${port}`;
 }
 
 function taskHTML(name, s) {
