@@ -23,6 +23,7 @@ const (
 const (
 	RPCServiceRegistrationUpsert     = "ServiceRegistration.Upsert"
 	RPCServiceRegistrationDeleteByID = "ServiceRegistration.DeleteByID"
+	RPCServiceRegistrationDeregister = "ServiceRegistration.DeregisterAllocs"
 	RPCServiceRegistrationList       = "ServiceRegistration.List"
 	RPCServiceRegistrationGetService = "ServiceRegistration.GetService"
 )
@@ -452,4 +453,55 @@ func (tg *TaskGroup) canonicalizeServices() {
 			}
 		}
 	}
+}
+
+// ServiceRegistrationUpsertRequest registers service instances; a client
+// sends it for allocations on its own node (NodeID and SecretID prove
+// the node; the Raft entry carries neither secret).
+type ServiceRegistrationUpsertRequest struct {
+	NodeID   string
+	SecretID string
+	Services []*ServiceRegistration
+	WriteRequest
+}
+
+// ServiceRegistrationDeleteByIDRequest removes one registration of the
+// request's namespace.
+type ServiceRegistrationDeleteByIDRequest struct {
+	ID string
+	WriteRequest
+}
+
+// ServiceRegistrationDeleteByAllocRequest removes the registrations of
+// allocations (a client deregistering an allocation that stopped).
+type ServiceRegistrationDeleteByAllocRequest struct {
+	NodeID   string
+	SecretID string
+	AllocIDs []string
+	WriteRequest
+}
+
+// ServiceRegistrationListRequest lists the services of the request's
+// namespace ("*": every namespace the caller may read).
+type ServiceRegistrationListRequest struct {
+	QueryOptions
+}
+
+// ServiceRegistrationListResponse is the list, grouped by namespace.
+type ServiceRegistrationListResponse struct {
+	Services []*ServiceRegistrationListStub
+	QueryMeta
+}
+
+// ServiceRegistrationByNameRequest asks for the registrations of one
+// service of the request's namespace.
+type ServiceRegistrationByNameRequest struct {
+	ServiceName string
+	QueryOptions
+}
+
+// ServiceRegistrationByNameResponse holds them.
+type ServiceRegistrationByNameResponse struct {
+	Services []*ServiceRegistration
+	QueryMeta
 }
