@@ -92,6 +92,9 @@ func New(cfg Config) *Manager {
 // Observe records an allocation's client status. It never blocks: it is
 // called from alloc runner updates.
 func (m *Manager) Observe(a *structs.Allocation) {
+	if m == nil || a == nil {
+		return
+	}
 	m.mu.Lock()
 	m.states[a.ID] = a.ClientStatus
 	m.mu.Unlock()

@@ -71,6 +71,9 @@ func newCheckRunner(id, service string, c *structs.ServiceCheck, at target, ex E
 		logger: logger,
 		result: CheckResult{ID: id, Check: c.Name, Service: service, Task: c.TaskName, Mode: "healthiness", Status: StatusPending},
 	}
+	if cr.logger == nil {
+		cr.logger = hclog.NewNullLogger()
+	}
 	if c.CheckRestart != nil {
 		cr.graceEnd = clock.Now().Add(c.CheckRestart.Grace)
 	}
