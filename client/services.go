@@ -66,3 +66,20 @@ func (s serviceServer) Deregister(ctx context.Context, allocIDs []string) error 
 		WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
 	return c.rpc.call(ctx, structs.RPCServiceRegistrationDeregister, req, &structs.GenericResponse{})
 }
+
+// opAllocChecks answers the latest result of each check of an
+// allocation, keyed by check ID (Nomad's /v1/client/allocation/<id>/checks).
+func (c *Client) opAllocChecks(_ context.Context, args []byte) (any, error) {
+	var req structs.ClientAllocRequest
+	if err := decodeArgs(args, &req); err != nil {
+		return nil, err
+	}
+	if _, err := c.runnerOf(req.AllocID); err != nil {
+		return nil, err
+	}
+	out := map[string]services.CheckResult{}
+	for _, r := range c.services.AllocChecks(req.AllocID) {
+		out[r.ID] = r
+	}
+	return out, nil
+}

@@ -26,6 +26,10 @@ const (
 	RPCServiceRegistrationDeregister = "ServiceRegistration.DeregisterAllocs"
 	RPCServiceRegistrationList       = "ServiceRegistration.List"
 	RPCServiceRegistrationGetService = "ServiceRegistration.GetService"
+
+	// RPCClientAllocChecks is a client operation (client_ops.go):
+	// ClientAllocRequest -> map of check ID to the check's latest result.
+	RPCClientAllocChecks = "ClientAlloc.Checks"
 )
 
 // Service providers. Drover has only its own registry ("nomad", as in

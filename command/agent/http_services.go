@@ -48,3 +48,30 @@ func (h *httpAPI) serviceDelete(w http.ResponseWriter, r *http.Request) (any, er
 	req := &structs.ServiceRegistrationDeleteByIDRequest{ID: r.PathValue("id"), WriteRequest: h.namespaceWriteRequest(r)}
 	return h.writeRPC(w, r, structs.RPCServiceRegistrationDeleteByID, req)
 }
+
+// allocChecks answers the latest result of each check of an allocation's
+// services, keyed by check ID, from the client that runs it.
+func (h *httpAPI) allocChecks(w http.ResponseWriter, r *http.Request) (any, error) {
+	alloc, err := h.lookupAlloc(r, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	reply := map[string]*AllocCheckResult{}
+	if err := h.clientCall(r, structs.RPCClientAllocChecks, &structs.ClientAllocRequest{AllocID: alloc.ID}, &reply); err != nil {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// AllocCheckResult is one check's latest result (Nomad's
+// CheckQueryResult shape).
+type AllocCheckResult struct {
+	ID        string
+	Check     string
+	Service   string
+	Task      string `json:",omitempty"`
+	Mode      string
+	Status    string
+	Output    string
+	Timestamp int64
+}
