@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	nomad "github.com/hashicorp/nomad/api"
 )
 
 // serviceJob is a raw_exec task serving HTTP on port with a
@@ -95,6 +97,20 @@ func TestE2E_NomadServiceWithHTTPCheck(t *testing.T) {
 	if code := a.getJSON("/v1/services", &list); code != 200 || len(list) != 1 || len(list[0].Services) != 1 ||
 		list[0].Services[0].ServiceName != "webapp" || strings.Join(list[0].Services[0].Tags, ",") != "e2e,http" {
 		t.Errorf("GET /v1/services: %d %+v", code, list)
+	}
+	if res := a.drover("service", "list"); res.code != 0 || !strings.Contains(res.stdout, "webapp") {
+		t.Errorf("service list: %d %q %q", res.code, res.stdout, res.stderr)
+	}
+	// The official Go client decodes the registry's shapes.
+	nc, err := nomad.NewClient(&nomad.Config{Address: a.addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := nc.Services().Get("webapp", nil); err != nil || len(got) != 1 || got[0].Port != ports[3] || got[0].AllocID != alloc.ID {
+		t.Errorf("nomad api Services().Get: %+v, %v", got, err)
+	}
+	if got, _, err := nc.Services().List(nil); err != nil || len(got) != 1 || len(got[0].Services) != 1 || got[0].Services[0].ServiceName != "webapp" {
+		t.Errorf("nomad api Services().List: %+v, %v", got, err)
 	}
 	if res := a.drover("service", "info", "webapp"); res.code != 0 || !strings.Contains(res.stdout, fmt.Sprintf("127.0.0.1:%d", ports[3])) {
 		t.Errorf("service info: %d %q %q", res.code, res.stdout, res.stderr)
