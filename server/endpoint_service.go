@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -217,7 +218,9 @@ func (e *serviceEndpoint) GetService(args *structs.ServiceRegistrationByNameRequ
 		regs, err := st.ServiceRegistrationsByName(ws, ns, args.ServiceName)
 		reply.Services = make([]*structs.ServiceRegistration, 0, len(regs))
 		for _, r := range regs {
-			reply.Services = append(reply.Services, r.Copy())
+			if args.Tag == "" || slices.Contains(r.Tags, args.Tag) {
+				reply.Services = append(reply.Services, r.Copy())
+			}
 		}
 		return err
 	})

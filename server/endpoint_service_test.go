@@ -61,6 +61,16 @@ func TestServiceRegistrationEndpoints(t *testing.T) {
 	if r.Namespace != structs.DefaultNamespace || r.JobID != "svc" || r.NodeID != node.ID || r.Datacenter != "dc1" || r.Port != 8080 {
 		t.Errorf("registration = %+v, want the allocation's namespace, job, node and datacenter", r)
 	}
+	var tagged structs.ServiceRegistrationByNameResponse
+	call(t, s, structs.RPCServiceRegistrationGetService, &structs.ServiceRegistrationByNameRequest{ServiceName: "web", Tag: "nope"}, &tagged)
+	if len(tagged.Services) != 0 {
+		t.Errorf("GetService web tag nope = %+v, want none", tagged.Services)
+	}
+	tagged = structs.ServiceRegistrationByNameResponse{}
+	call(t, s, structs.RPCServiceRegistrationGetService, &structs.ServiceRegistrationByNameRequest{ServiceName: "web", Tag: "a"}, &tagged)
+	if len(tagged.Services) != 1 {
+		t.Errorf("GetService web tag a = %+v, want one", tagged.Services)
+	}
 	var list structs.ServiceRegistrationListResponse
 	call(t, s, structs.RPCServiceRegistrationList, &structs.ServiceRegistrationListRequest{}, &list)
 	if len(list.Services) != 1 || len(list.Services[0].Services) != 2 || list.Services[0].Services[0].ServiceName != "api" ||

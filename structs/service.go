@@ -501,6 +501,8 @@ type ServiceRegistrationListResponse struct {
 // service of the request's namespace.
 type ServiceRegistrationByNameRequest struct {
 	ServiceName string
+	// Tag, when set, keeps the registrations that carry it (?tag=).
+	Tag string
 	QueryOptions
 }
 

@@ -30,14 +30,15 @@ func (h *httpAPI) servicesList(w http.ResponseWriter, r *http.Request) (any, err
 }
 
 // serviceRead answers the []*structs.ServiceRegistration of one service
-// (an empty list when none is registered, as Nomad's).
+// (an empty list when none is registered, as Nomad's); ?tag= keeps those
+// with the tag.
 func (h *httpAPI) serviceRead(w http.ResponseWriter, r *http.Request) (any, error) {
 	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err
 	}
 	var reply structs.ServiceRegistrationByNameResponse
-	req := &structs.ServiceRegistrationByNameRequest{ServiceName: r.PathValue("name"), QueryOptions: o}
+	req := &structs.ServiceRegistrationByNameRequest{ServiceName: r.PathValue("name"), Tag: r.URL.Query().Get("tag"), QueryOptions: o}
 	if err := h.read(w, r, structs.RPCServiceRegistrationGetService, req, &reply, &reply.QueryMeta); err != nil {
 		return nil, err
 	}
