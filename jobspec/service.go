@@ -27,12 +27,12 @@ var (
 		attrs: []string{
 			"name", "type", "path", "method", "protocol", "command", "args", "task",
 			"port", "address_mode", "interval", "timeout", "on_update",
-			"success_before_passing", "failures_before_critical",
+			"success_before_passing", "failures_before_critical", "body", "tls_skip_verify",
 		},
 		blocks: []hcl.BlockHeaderSchema{block("header"), block("check_restart")},
 		unsupported: []string{
 			"expose", "advertise", "initial_status", "notes", "tls_server_name",
-			"tls_skip_verify", "grpc_service", "grpc_use_tls", "body", "failures_before_warning",
+			"grpc_service", "grpc_use_tls", "failures_before_warning",
 		},
 	}
 	checkRestartSchema = &schema{attrs: []string{"limit", "grace", "ignore_warnings"}}
@@ -148,7 +148,7 @@ func (d *decoder) checkAttr(ck *structs.ServiceCheck, a *hcl.Attribute) {
 	strs := map[string]*string{
 		"name": &ck.Name, "path": &ck.Path, "method": &ck.Method, "protocol": &ck.Protocol,
 		"command": &ck.Command, "task": &ck.TaskName, "port": &ck.PortLabel,
-		"address_mode": &ck.AddressMode, "on_update": &ck.OnUpdate,
+		"address_mode": &ck.AddressMode, "on_update": &ck.OnUpdate, "body": &ck.Body,
 	}
 	if f := strs[a.Name]; f != nil {
 		*f, _ = d.str(a)
@@ -163,6 +163,8 @@ func (d *decoder) checkAttr(ck *structs.ServiceCheck, a *hcl.Attribute) {
 		ck.Type = v
 	case "args":
 		ck.Args, _ = d.stringList(a)
+	case "tls_skip_verify":
+		ck.TLSSkipVerify, _ = d.boolean(a)
 	case "interval":
 		ck.Interval, _ = d.duration(a)
 	case "timeout":

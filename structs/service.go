@@ -63,6 +63,7 @@ const (
 	MinCheckInterval      = time.Second
 	MaxCheckInterval      = 24 * time.Hour
 	maxCheckThreshold     = 1000
+	maxCheckBody          = 64 << 10
 	MaxRegistrationsBatch = 256
 )
 
@@ -98,16 +99,20 @@ type Service struct {
 
 // ServiceCheck is a health check of a service (Nomad's api.ServiceCheck).
 type ServiceCheck struct {
-	Name      string
-	Type      string
-	Path      string              `json:",omitempty"`
-	Method    string              `json:",omitempty"`
-	Protocol  string              `json:",omitempty"`
-	Header    map[string][]string `json:",omitempty"`
-	Command   string              `json:",omitempty"`
-	Args      []string            `json:",omitempty"`
-	TaskName  string              `json:",omitempty"`
-	PortLabel string              `json:",omitempty"`
+	Name     string
+	Type     string
+	Path     string              `json:",omitempty"`
+	Method   string              `json:",omitempty"`
+	Protocol string              `json:",omitempty"`
+	Header   map[string][]string `json:",omitempty"`
+	// Body is sent with an http check's request.
+	Body string `json:",omitempty"`
+	// TLSSkipVerify skips verifying an https check's certificate.
+	TLSSkipVerify bool     `json:",omitempty"`
+	Command       string   `json:",omitempty"`
+	Args          []string `json:",omitempty"`
+	TaskName      string   `json:",omitempty"`
+	PortLabel     string   `json:",omitempty"`
 	// AddressMode of the check ("" : the service's).
 	AddressMode            string `json:",omitempty"`
 	Interval               time.Duration
@@ -333,6 +338,9 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 		}
 		if c.Protocol != "" && c.Protocol != "http" && c.Protocol != "https" {
 			add("protocol %q is not http or https", c.Protocol)
+		}
+		if len(c.Body) > maxCheckBody {
+			add("body of %d bytes: at most %d", len(c.Body), maxCheckBody)
 		}
 	case ServiceCheckTCP:
 	case ServiceCheckScript:

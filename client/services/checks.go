@@ -73,7 +73,11 @@ func httpCheck(ctx context.Context, c *structs.ServiceCheck, at target, hc *http
 	if method == "" {
 		method = http.MethodGet
 	}
-	req, err := http.NewRequestWithContext(ctx, method, scheme+"://"+at.hostPort()+path, nil)
+	var body io.Reader
+	if c.Body != "" {
+		body = strings.NewReader(c.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, scheme+"://"+at.hostPort()+path, body)
 	if err != nil {
 		return StatusCritical, err.Error()
 	}
@@ -87,10 +91,10 @@ func httpCheck(ctx context.Context, c *structs.ServiceCheck, at target, hc *http
 		return StatusCritical, err.Error()
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxCheckOutput))
+	got, _ := io.ReadAll(io.LimitReader(resp.Body, maxCheckOutput))
 	out := fmt.Sprintf("HTTP %s %s: %s", method, req.URL, resp.Status)
-	if len(body) > 0 {
-		out += " Output: " + string(body)
+	if len(got) > 0 {
+		out += " Output: " + string(got)
 	}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:

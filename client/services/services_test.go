@@ -316,3 +316,29 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Error("health still known after the allocation stopped")
 	}
 }
+
+// TestHTTPSCheck: an https check verifies the certificate unless
+// tls_skip_verify; the body is sent.
+func TestHTTPSCheck(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 4)
+		if n, _ := r.Body.Read(b); string(b[:n]) != "ping" {
+			w.WriteHeader(http.StatusBadRequest)
+		}
+	}))
+	defer srv.Close()
+	at := targetOf(t, srv.URL)
+	for _, skip := range []bool{false, true} {
+		c := &structs.ServiceCheck{Type: "http", Protocol: "https", Path: "/", Method: http.MethodPost, Body: "ping", TLSSkipVerify: skip}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		got, out := runCheck(ctx, c, at, nil, checkHTTPClient(skip))
+		cancel()
+		want := StatusCritical // a self-signed certificate
+		if skip {
+			want = StatusPassing
+		}
+		if got != want {
+			t.Errorf("tls_skip_verify %v: %q (%s), want %q", skip, got, out, want)
+		}
+	}
+}
