@@ -85,3 +85,25 @@ func TestServiceDefaultsToNomadProvider(t *testing.T) {
 		t.Errorf("provider = %q, want nomad", got)
 	}
 }
+
+// TestServiceNomadJSON: a service as Nomad's tools send it (canonicalized,
+// Consul-only fields empty, cluster "default") is accepted.
+func TestServiceNomadJSON(t *testing.T) {
+	src := `{"Job":{"ID":"j","Name":"j","Datacenters":["dc1"],"TaskGroups":[{"Name":"g",
+"Services":[{"Name":"","Provider":"nomad","Cluster":"default","AddressMode":"auto","OnUpdate":"require_healthy","PortLabel":"8080",
+  "Tags":null,"CanaryTags":null,"EnableTagOverride":false,"Connect":null,"Meta":null,"CanaryMeta":null,"TaggedAddresses":null,
+  "TaskName":"","Identity":null,"Weights":null,"Kind":"","CheckRestart":{"Limit":3,"Grace":1000000000,"IgnoreWarnings":false},
+  "Checks":[{"Name":"up","Type":"http","Path":"/","Protocol":"","PortLabel":"","Expose":false,"AddressMode":"","Advertise":"",
+    "Interval":10000000000,"Timeout":2000000000,"InitialStatus":"","Notes":"","TLSServerName":"","TLSSkipVerify":false,"Header":null,
+    "Method":"","CheckRestart":null,"GRPCService":"","GRPCUseTLS":false,"TaskName":"","SuccessBeforePassing":0,
+    "FailuresBeforeCritical":0,"FailuresBeforeWarning":0,"Body":"","OnUpdate":"require_healthy"}]}],
+"Tasks":[{"Name":"t","Driver":"raw_exec"}]}]}}`
+	job, err := Parse("j.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := job.TaskGroups[0].Services[0]
+	if s.Name != "j-g" || s.Checks[0].CheckRestart == nil || s.Checks[0].CheckRestart.Limit != 3 {
+		t.Errorf("service %+v (check restart %+v), want name j-g and the service's check_restart", s, s.Checks[0].CheckRestart)
+	}
+}

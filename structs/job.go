@@ -253,7 +253,7 @@ func (j *Job) Canonicalize() {
 		}
 		tg.Update.Canonicalize()
 		tg.Gang.Canonicalize()
-		tg.canonicalizeServices()
+		tg.canonicalizeServices(j.Name)
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}

@@ -92,7 +92,10 @@ type Service struct {
 	Meta        map[string]string `json:",omitempty"`
 	Provider    string
 	OnUpdate    string `json:",omitempty"`
-	Checks      []*ServiceCheck
+	// Cluster is Nomad Enterprise's Consul cluster; Nomad's tools send
+	// "default", which is all Drover accepts.
+	Cluster string `json:",omitempty"`
+	Checks  []*ServiceCheck
 	// CheckRestart is the default for the service's checks.
 	CheckRestart *CheckRestart `json:",omitempty"`
 }
@@ -226,10 +229,16 @@ func copyServices(in []*Service) []*Service {
 	return out
 }
 
-// Canonicalize fills defaults: the provider ("nomad"), a check's name,
-// method and timeout, and the service's check_restart on checks that set
-// none.
-func (s *Service) Canonicalize(taskName string) {
+// Canonicalize fills defaults: the name (Nomad's <job>-<group>[-<task>]),
+// the provider ("nomad"), a check's name, method and task, and the
+// service's check_restart on checks that set none.
+func (s *Service) Canonicalize(jobName, groupName, taskName string) {
+	if s.Name == "" {
+		s.Name = jobName + "-" + groupName
+		if taskName != "" {
+			s.Name += "-" + taskName
+		}
+	}
 	if s.Provider == "" {
 		s.Provider = ServiceProviderNomad
 	}
@@ -276,6 +285,9 @@ func (s *Service) Validate(tasks map[string]*Task, ports map[string]bool) error 
 	}
 	if !serviceNameRe.MatchString(s.Name) || len(s.Name) > MaxServiceNameLen {
 		add("name must be 1-63 letters, digits and dashes, not starting or ending with a dash")
+	}
+	if s.Cluster != "" && s.Cluster != "default" {
+		add("cluster %q: %w", s.Cluster, ErrServiceConsul)
 	}
 	switch s.Provider {
 	case ServiceProviderNomad:
@@ -452,16 +464,19 @@ func (tg *TaskGroup) AllServices() []*Service {
 }
 
 // canonicalizeServices fills the defaults of the group's services.
-func (tg *TaskGroup) canonicalizeServices() {
+func (tg *TaskGroup) canonicalizeServices(jobName string) {
 	for _, s := range tg.Services {
 		if s != nil {
-			s.Canonicalize("")
+			s.Canonicalize(jobName, tg.Name, "")
 		}
 	}
 	for _, t := range tg.Tasks {
+		if t == nil {
+			continue
+		}
 		for _, s := range t.Services {
 			if s != nil {
-				s.Canonicalize(t.Name)
+				s.Canonicalize(jobName, tg.Name, t.Name)
 			}
 		}
 	}
