@@ -35,8 +35,8 @@ func (s *Services) Get(ctx context.Context, name string, q *QueryOptions) ([]*st
 	return out, meta, nil
 }
 
-// Delete removes one registration; its allocation's client registers it
-// again while the allocation runs.
+// Delete removes one registration; a running allocation's client
+// registers it again when the client restarts.
 func (s *Services) Delete(ctx context.Context, name, id string, w *WriteOptions) (*WriteMeta, error) {
 	return s.c.write(ctx, http.MethodDelete, "/v1/service/"+pathID(name)+"/"+pathID(id), nil, nil, w, nil)
 }

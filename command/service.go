@@ -128,8 +128,9 @@ func (c *ServiceDeleteCommand) Help() string {
 Usage: drover service delete [options] <service> <id>
 
   Deletes one registration of the service (see drover service info for
-  the IDs). The allocation's client registers it again while the
-  allocation runs; stop the job to remove a service for good.`, "")
+  the IDs), for a stale entry. The allocation's client registers it
+  again only when the client restarts; stop the job to remove a
+  running service.`, "")
 }
 
 func (c *ServiceDeleteCommand) Run(args []string) int {

@@ -141,8 +141,8 @@ func (e *serviceEndpoint) DeregisterAllocs(args *structs.ServiceRegistrationDele
 }
 
 // DeleteByID removes one registration of the request's namespace; it
-// needs submit-job there. The allocation's client registers it again
-// while the allocation runs, as Nomad's does.
+// needs submit-job there. A running allocation's client registers it
+// again when the client restarts.
 func (e *serviceEndpoint) DeleteByID(args *structs.ServiceRegistrationDeleteByIDRequest, reply *structs.GenericResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCServiceRegistrationDeleteByID, &err)
