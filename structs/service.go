@@ -67,8 +67,8 @@ const (
 	MaxRegistrationsBatch = 256
 )
 
-// ErrServiceConsul refuses a Consul-provided service.
-var ErrServiceConsul = errors.New(`Drover has no Consul integration; use provider = "nomad"`)
+// ErrServiceConsul refuses a Consul-provided service (a bad request).
+var ErrServiceConsul = NewCodedError(CodeBadRequest, `Drover has no Consul integration; use provider = "nomad"`)
 
 // serviceNameRe is Nomad's (RFC 1123) service name: lower-case letters,
 // digits and dashes, not starting or ending with a dash. Nomad lets
