@@ -241,8 +241,9 @@ func (c *Client) restoreRunners() {
 // the next batch. It is the alloc runners' OnUpdate: it must not block.
 func (c *Client) queueUpdate(a *structs.Allocation) {
 	c.updMu.Lock()
-	defer c.updMu.Unlock()
 	c.pending[a.ID] = a
+	c.updMu.Unlock()
+	c.services.Observe(a) // services.go
 }
 
 // updateLoop sends queued allocation updates every UpdateInterval until

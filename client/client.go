@@ -42,6 +42,7 @@ import (
 	"github.com/droverhq/drover/client/devices/simulated"
 	"github.com/droverhq/drover/client/gpuhistory"
 	"github.com/droverhq/drover/client/mps"
+	"github.com/droverhq/drover/client/services"
 	"github.com/droverhq/drover/client/state"
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/rawexec"
@@ -148,6 +149,9 @@ type Client struct {
 	mps     *mps.Manager // MPS daemons of GPUs shared in mps mode
 
 	history *gpuhistory.Recorder // GPU utilisation (gpu_history.go)
+	// services registers the allocations' services and runs their
+	// checks (services.go).
+	services *services.Manager
 
 	nodeMu sync.Mutex
 	node   *structs.Node
@@ -255,11 +259,13 @@ func NewClient(cfg *Config) (*Client, error) {
 	c.rpc = newRPCPool(c.cfg.Servers, c.cfg.RPCTimeout, c.logger)
 	c.rpc.tls = c.cfg.TLS
 	c.rpc.onStream = c.serveStream // client operations (ops.go)
+	c.services = c.newServices()   // before the runners report (services.go)
 	total, _ := node.GPUCount()
 	c.logger.Info("client started", "node_id", node.ID, "name", node.Name, "gpus", total, "servers", c.cfg.Servers)
 	c.restoreRunners()
 
-	c.loops.Add(3)
+	c.loops.Add(4)
+	go func() { defer c.loops.Done(); c.services.Run(ctx) }()
 	go func() { defer c.loops.Done(); c.heartbeatLoop(ctx) }()
 	go func() { defer c.loops.Done(); c.watchAllocs(ctx) }()
 	go func() { defer c.loops.Done(); c.gcLoop(ctx) }()

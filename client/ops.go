@@ -49,6 +49,7 @@ func (c *Client) unaryOps() map[string]unaryOp {
 		// GPU utilisation history (gpu_history.go).
 		structs.RPCClientNodeGPUHistory:  c.opNodeGPUHistory,
 		structs.RPCClientAllocGPUHistory: c.opAllocGPUHistory,
+		structs.RPCClientAllocChecks:     c.opAllocChecks, // services.go
 	}
 }
 

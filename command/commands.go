@@ -143,6 +143,12 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"queue list":   func() (cli.Command, error) { return &QueueListCommand{Meta: m}, nil },
 		"queue status": func() (cli.Command, error) { return &QueueStatusCommand{Meta: m}, nil },
 		"queue delete": func() (cli.Command, error) { return &QueueDeleteCommand{Meta: m}, nil },
+		"service": func() (cli.Command, error) {
+			return &groupCommand{name: "service", synopsis: "Inspect services in the built-in service registry"}, nil
+		},
+		"service list":   func() (cli.Command, error) { return &ServiceListCommand{Meta: m}, nil },
+		"service info":   func() (cli.Command, error) { return &ServiceInfoCommand{Meta: m}, nil },
+		"service delete": func() (cli.Command, error) { return &ServiceDeleteCommand{Meta: m}, nil },
 		"operator raft": func() (cli.Command, error) {
 			return &groupCommand{name: "operator raft", synopsis: "Inspect and change the Raft configuration"}, nil
 		},

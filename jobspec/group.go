@@ -21,6 +21,7 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	}
 	tg.Meta = d.stringMap(c, "meta")
 	tg.Spreads = d.spreads(c)
+	tg.Services = d.services(c)
 	if r := d.single(c, "restart"); r != nil {
 		tg.RestartPolicy = d.restart(r, jobType)
 	}
@@ -144,6 +145,7 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 	t.Env = d.stringMap(c, "env")
 	t.Meta = d.stringMap(c, "meta")
 	t.Config = d.taskConfig(c)
+	t.Services = d.services(c)
 	if r := d.single(c, "resources"); r != nil {
 		t.Resources = d.resources(r)
 	}

@@ -42,7 +42,7 @@ var (
 		},
 		unsupported: []string{
 			"periodic", "parameterized", "multiregion",
-			"migrate", "vault", "consul", "ui", "all_at_once", "node_pool", "vault_token",
+			"migrate", "vault", "consul", "identity", "ui", "all_at_once", "node_pool", "vault_token",
 			"consul_token", "consul_namespace",
 		},
 	}
@@ -50,11 +50,11 @@ var (
 		attrs: []string{"count", "meta"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
-			block("reschedule"), block("spread"), block("update"), block("gang"), block("network"),
+			block("reschedule"), block("spread"), block("update"), block("gang"), block("network"), block("service"),
 		},
 		unsupported: []string{
-			"service", "volume", "ephemeral_disk",
-			"migrate", "scaling", "disconnect", "consul", "max_client_disconnect",
+			"volume", "ephemeral_disk",
+			"migrate", "scaling", "disconnect", "consul", "vault", "max_client_disconnect",
 			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
 		},
 	}
@@ -72,10 +72,10 @@ var (
 		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
-			block("constraint"), block("affinity"), block("logs"),
+			block("constraint"), block("affinity"), block("logs"), block("service"),
 		},
 		unsupported: []string{
-			"artifact", "template", "service", "vault", "volume_mount", "lifecycle",
+			"artifact", "template", "vault", "volume_mount", "lifecycle",
 			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
 			"leader", "shutdown_delay", "consul", "action", "schedule", "secret",
 		},
@@ -136,6 +136,10 @@ func (d *decoder) dropUnsupported(body *hclsyntax.Body, unsupported []string) *h
 		out.Attributes[name] = a
 	}
 	for _, b := range body.Blocks {
+		if msg, refused := refusedIntegrations[b.Type]; refused && slices.Contains(unsupported, b.Type) {
+			d.errorf(b.TypeRange, "Unsupported integration", "%s.", msg)
+			continue
+		}
 		if slices.Contains(unsupported, b.Type) {
 			d.errorf(b.TypeRange, "Unsupported block type", "Blocks of type %q are not supported by Drover yet.", b.Type)
 			continue

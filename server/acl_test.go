@@ -237,6 +237,8 @@ var publicMethods = map[string]bool{
 	structs.RPCACLBootstrap: true, structs.RPCACLResolveToken: true,
 	structs.RPCNodeRegister: true, structs.RPCNodeUpdateStatus: true, structs.RPCNodeGetAllocs: true,
 	structs.RPCNodeUpdateAlloc: true,
+	// Node calls of the service registry: the node's secret, not a token.
+	structs.RPCServiceRegistrationUpsert: true, structs.RPCServiceRegistrationDeregister: true,
 }
 
 // TestACL_EveryMethodChecksTheToken walks every RPC method the server

@@ -233,15 +233,15 @@ func topicAllowed(a *acl.ACL, topic, ns string) bool {
 }
 
 // eventAllowed reports whether a may read e: the read-job capability in
-// its namespace for jobs, allocations, evaluations and deployments,
-// node read for nodes and GPUs, quota read for quotas, the queue's read
-// for queues. A management token reads everything.
+// its namespace for jobs, allocations, evaluations, deployments and
+// services, node read for nodes and GPUs, quota read for quotas, the
+// queue's read for queues. A management token reads everything.
 func eventAllowed(a *acl.ACL, e *structs.Event) bool {
 	if a.IsManagement() {
 		return true
 	}
 	switch e.Topic {
-	case structs.TopicJob, structs.TopicAllocation, structs.TopicEvaluation, structs.TopicDeployment:
+	case structs.TopicJob, structs.TopicAllocation, structs.TopicEvaluation, structs.TopicDeployment, structs.TopicService:
 		return a.AllowNamespaceOperation(e.Namespace, acl.CapReadJob)
 	case structs.TopicNode, structs.TopicGPU:
 		return a.AllowNodeRead()

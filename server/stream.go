@@ -31,6 +31,7 @@ var clientOps = map[string]bool{
 
 	structs.RPCClientNodeGPUHistory:  true,
 	structs.RPCClientAllocGPUHistory: true,
+	structs.RPCClientAllocChecks:     true, // structs/service.go
 }
 
 // nodeAnswerTimeout bounds the wait for a node (or the server it is
@@ -173,7 +174,7 @@ func allowClientOp(a *acl.ACL, method, ns string) bool {
 		return a.AllowNamespaceOperation(ns, acl.CapAllocExec)
 	case structs.RPCClientAllocRestart, structs.RPCClientAllocSignal:
 		return a.AllowNamespaceOperation(ns, acl.CapAllocLifecycle)
-	case structs.RPCClientAllocStats, structs.RPCClientAllocGPUHistory:
+	case structs.RPCClientAllocStats, structs.RPCClientAllocGPUHistory, structs.RPCClientAllocChecks:
 		return a.AllowNamespaceOperation(ns, acl.CapReadJob)
 	case structs.RPCClientNodeStats, structs.RPCClientNodeGPUHistory:
 		return a.AllowNodeRead()

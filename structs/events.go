@@ -24,6 +24,7 @@ const (
 	TopicQuota      = "Quota"
 	TopicQueue      = "Queue"
 	TopicGPU        = "GPU"
+	TopicService    = "Service"
 	TopicAll        = "*"
 )
 
@@ -43,6 +44,8 @@ const (
 	TypeQuotaDeleted                  = "QuotaDeleted"
 	TypeQueueUpserted                 = "QueueUpserted"
 	TypeQueueDeleted                  = "QueueDeleted"
+	TypeServiceRegistration           = "ServiceRegistration"
+	TypeServiceDeregistration         = "ServiceDeregistration"
 	TypeGPUHealthChanged              = "GPUHealthChanged"
 )
 

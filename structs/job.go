@@ -107,6 +107,9 @@ type TaskGroup struct {
 	Gang *Gang
 	// Networks are the group's ports (structs/network.go).
 	Networks []*NetworkResource `json:",omitempty"`
+	// Services are registered in Drover's service registry while the
+	// group's allocations run (structs/service.go).
+	Services []*Service `json:",omitempty"`
 	Tasks    []*Task
 	Meta     map[string]string
 }
@@ -131,6 +134,8 @@ type Task struct {
 	// LogConfig bounds the task's log files (nil: the defaults, see
 	// structs/logs.go).
 	LogConfig *LogConfig
+	// Services are the task's (structs/service.go).
+	Services []*Service `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -248,6 +253,7 @@ func (j *Job) Canonicalize() {
 		}
 		tg.Update.Canonicalize()
 		tg.Gang.Canonicalize()
+		tg.canonicalizeServices(j.Name)
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}
@@ -390,6 +396,9 @@ func (tg *TaskGroup) Validate() error {
 		add("group %q: %w", tg.Name, err)
 	}
 	if err := tg.validateNetworks(); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
+	if err := tg.validateServices(); err != nil {
 		add("group %q: %w", tg.Name, err)
 	}
 	seen := map[string]bool{}
@@ -616,6 +625,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
 	c.Networks = copyNetworks(tg.Networks)
+	c.Services = copyServices(tg.Services)
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp
@@ -644,6 +654,7 @@ func (t *Task) Copy() *Task {
 	c.Constraints = copyConstraints(t.Constraints)
 	c.Affinities = copyAffinities(t.Affinities)
 	c.Resources = t.Resources.Copy()
+	c.Services = copyServices(t.Services)
 	if t.LogConfig != nil {
 		lc := *t.LogConfig
 		c.LogConfig = &lc

@@ -215,6 +215,7 @@ func (h *httpAPI) routes() {
 	h.operatorRoutes(m)
 	h.namespaceRoutes(m)
 	h.queueRoutes(m)
+	h.serviceRoutes(m) // http_services.go
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
 	h.aclRoutes(m)

@@ -33,7 +33,8 @@ func (h *httpAPI) clientOpsRoutes(m *routeMux) {
 	m.HandleFunc("GET /v1/client/fs/cat/{alloc}", h.fsRead)
 	m.HandleFunc("GET /v1/client/fs/readat/{alloc}", h.fsRead)
 	m.HandleFunc("GET /v1/client/allocation/{id}/exec", h.allocExec)
-	h.gpuHistoryRoutes(m) // http_gpu_history.go
+	h.gpuHistoryRoutes(m)                                                        // http_gpu_history.go
+	m.HandleFunc("GET /v1/client/allocation/{id}/checks", h.wrap(h.allocChecks)) // http_services.go
 }
 
 // clientCall runs a unary client operation and decodes its reply.

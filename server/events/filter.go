@@ -13,7 +13,7 @@ const MaxTopics = 64
 // topics a subscription may name.
 var knownTopics = []string{
 	structs.TopicJob, structs.TopicAllocation, structs.TopicEvaluation, structs.TopicNode,
-	structs.TopicDeployment, structs.TopicQuota, structs.TopicQueue, structs.TopicGPU, structs.TopicAll,
+	structs.TopicDeployment, structs.TopicQuota, structs.TopicQueue, structs.TopicGPU, structs.TopicService, structs.TopicAll,
 }
 
 // filter selects events by topic and key, and by namespace.

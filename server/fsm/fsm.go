@@ -144,6 +144,12 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyACLBootstrap
 	case structs.GarbageCollectRequestType:
 		return f.applyGarbageCollect
+	case structs.ServiceRegistrationUpsertRequestType: // service.go
+		return f.applyServiceRegistrationUpsert
+	case structs.ServiceRegistrationDeleteByIDRequestType:
+		return f.applyServiceRegistrationDeleteByID
+	case structs.ServiceRegistrationDeleteByAllocRequestType:
+		return f.applyServiceRegistrationDeleteByAlloc
 	}
 	return nil
 }

@@ -56,6 +56,12 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 		structs.ACLTokenDeleteRequestType: &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"acc"}},
 		structs.ACLTokenBootstrapType: &structs.ACLTokenBootstrapRequest{Token: &structs.ACLToken{AccessorID: "root", SecretID: "s",
 			Type: structs.ACLManagementToken, Global: true}},
+		structs.ServiceRegistrationUpsertRequestType: &structs.ServiceRegistrationUpsertRequest{Services: []*structs.ServiceRegistration{{
+			ID: "_nomad-task-a1-web", ServiceName: "web", Namespace: structs.DefaultNamespace, NodeID: "n1", JobID: "j", AllocID: "a1",
+			Address: "10.0.0.1", Port: 8080}}},
+		structs.ServiceRegistrationDeleteByIDRequestType: &structs.ServiceRegistrationDeleteByIDRequest{ID: "_nomad-task-a1-web",
+			WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}},
+		structs.ServiceRegistrationDeleteByAllocRequestType: &structs.ServiceRegistrationDeleteByAllocRequest{AllocIDs: []string{"a1"}},
 		structs.GarbageCollectRequestType: &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{Namespace: structs.DefaultNamespace, ID: "j", ModifyIndex: 2}},
 			Evals: []string{"e1"}, Allocs: []string{"a1"}, Nodes: []structs.GCNode{{ID: "n1", ModifyIndex: 1}}},
 	}
@@ -122,6 +128,8 @@ func fuzzFSM(t *testing.T, l io.Writer) *FSM {
 		Rules: `namespace "default" { policy = "read" }`}}})
 	apply(t, f, 14, structs.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{{AccessorID: "acc",
 		SecretID: "sec0", Type: structs.ACLClientToken, Policies: []string{"ro"}}}})
+	apply(t, f, 15, structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{Services: []*structs.ServiceRegistration{{
+		ID: "_nomad-task-a1-web", ServiceName: "web", Namespace: structs.DefaultNamespace, NodeID: "n1", JobID: "j", AllocID: "a1"}}})
 	return f
 }
 

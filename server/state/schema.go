@@ -63,6 +63,9 @@ func Schema() *memdb.DBSchema {
 		// ACL policies and tokens (acl.go).
 		TableACLPolicies: aclPoliciesTable(),
 		TableACLTokens:   aclTokensTable(),
+
+		// The service registry (services.go).
+		TableServiceRegistrations: serviceRegistrationsTable(),
 	}}
 }
 

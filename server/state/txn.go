@@ -109,6 +109,9 @@ func (tx *Txn) UpdateNodeStatus(nodeID, status string, updatedAt int64) error {
 	if err := countClusterGPUs(tx.txn, existing, n); err != nil { // queue_usage.go
 		return err
 	}
+	if err := tx.dropNodeServices(nodeID, status); err != nil { // services.go
+		return err
+	}
 	return setIndex(tx.txn, TableNodes, tx.index)
 }
 

@@ -130,7 +130,10 @@ func (tx *Txn) updateUsage(old, cur *structs.Allocation) error {
 	if err := tx.chargeQuota(old, cur); err != nil { // quota.go
 		return err
 	}
-	tx.chargeQueue(old, cur) // queue_usage.go
+	tx.chargeQueue(old, cur)                               // queue_usage.go
+	if err := tx.dropEndedServices(old, cur); err != nil { // services.go
+		return err
+	}
 	before, after := countsForUsage(old), countsForUsage(cur)
 	if before {
 		if err := tx.addUsage(old, -1); err != nil {
