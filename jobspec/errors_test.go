@@ -196,11 +196,11 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "variables outside strings",
 			src:  inTask("kill_signal = var.signal"),
-			want: `job.hcl:6,21: Variables not allowed; ...`,
+			want: `job.hcl:6,21: Undeclared variable; var.signal is not declared: add a variable "signal" { } block.`,
 		},
 		{
 			name: "template directive",
-			src:  inTask(`env { A = "%{ if true }x%{ endif }" }`),
+			src:  inTask(`env { A = "%{ if node.class == "x" }x%{ endif }" }`),
 			want: `job.hcl:6,18: Unsupported template directive; ...`,
 		},
 		{
@@ -236,7 +236,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "variable block",
 			src:  "variable \"x\" {}\njob \"a\" {}\n",
-			want: `job.hcl:1,1: Unsupported block type; Blocks of type "variable" are not supported by Drover yet.`,
+			want: `job.hcl:1,1: Missing value for variable; var.x has no default and no value: set it with -var x=..., a -var-file, or NOMAD_VAR_x.`,
 		},
 		{
 			name: "validation at the job",
