@@ -240,8 +240,8 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "validation at the job",
-			src:  "\n\njob \"x\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
-			want: `job.hcl:3,1: Invalid job; job "x": missing datacenters`,
+			src:  "\n\njob \"x\" {\n  max_run_time = \"1h\"\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:3,1: Invalid job; job "x": max_run_time is for batch jobs (a service job runs until stopped)`,
 		},
 		{
 			name: "meta block and attribute",
@@ -398,7 +398,6 @@ func TestValidationErrorsKeepContext(t *testing.T) {
 		t.Fatal("got no error")
 	}
 	want := strings.Join([]string{
-		`job.json:1,1: Invalid job; job "x": missing datacenters`,
 		`job.json:1,1: Invalid job; job "x": group "g": task "a": missing driver`,
 		`job.json:1,1: Invalid job; job "x": group "g": task "b": missing driver`,
 		`job.json:1,1: Invalid job; job "x": group "g": task "b": device "gpu": a fractional request (memory or compute) must have count = 1, not 2`,
