@@ -24,11 +24,11 @@ import (
 // loops, repeated interpolation and growing functions end with an error
 // instead of hanging or exhausting memory.
 const (
-	maxEvalSteps   = 1_000_000 // for-expression iterations in all
-	maxValueBytes  = 4 << 20   // one function result or local, in bytes and elements
-	maxTotalBytes  = 64 << 20  // all function results and string parts together
-	maxCollection  = 100_000   // elements in one function result
-	maxFormatWidth = 10_000    // width or precision in format verbs
+	maxEvalSteps   = 200_000  // for-expression iterations in all
+	maxValueBytes  = 4 << 20  // one function result or local, in bytes and elements
+	maxTotalBytes  = 64 << 20 // all function results and string parts together
+	maxCollection  = 100_000  // elements in one function result
+	maxFormatWidth = 10_000   // width or precision in format verbs
 )
 
 // parseTimeRoots are the variable roots evaluated when the file is read.
@@ -241,9 +241,15 @@ func (b *budget) chargeBytes(n int) error {
 // instrument makes every for expression of body charge the budget for
 // the collection it iterates, and every non-literal template part for
 // the string it adds, before the work is done.
-func instrument(body hclsyntax.Node, b *budget) {
-	_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
+// Number literals too large to print are refused here, before any
+// conversion to a string could try.
+func instrument(body hclsyntax.Node, b *budget) hcl.Diagnostics {
+	return hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
 		switch e := n.(type) {
+		case *hclsyntax.LiteralValueExpr:
+			if err := checkNumbers(e.Val); err != nil {
+				return hcl.Diagnostics{diag(e.SrcRange, "Number out of range", "%s.", err)}
+			}
 		case *hclsyntax.ForExpr:
 			e.CollExpr = newCharged(e.CollExpr, b, true)
 		case *hclsyntax.TemplateExpr:
@@ -279,6 +285,11 @@ func (c *charged) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 	if diags.HasErrors() || !v.IsKnown() || v.IsNull() {
 		return v, diags
 	}
+	if !c.collection {
+		if err := checkNumbers(v); err != nil {
+			return cty.DynamicVal, append(diags, diag(c.Range(), "Number out of range", "%s.", err))
+		}
+	}
 	var err error
 	switch ty := v.Type(); {
 	case c.collection && (ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType()):
@@ -293,3 +304,34 @@ func (c *charged) Value(ctx *hcl.EvalContext) (cty.Value, hcl.Diagnostics) {
 }
 
 var _ hclsyntax.Expression = (*charged)(nil)
+
+// maxNumberExp bounds the binary exponent of a number that may be
+// printed or passed to a function: printing 1e999999999 in full takes a
+// billion digits.
+const maxNumberExp = 4096
+
+// checkNumbers refuses numbers in v too large or too small to print.
+func checkNumbers(v cty.Value) error {
+	if !v.IsKnown() || v.IsNull() {
+		return nil
+	}
+	v, _ = v.Unmark()
+	ty := v.Type()
+	switch {
+	case ty == cty.Number:
+		f := v.AsBigFloat()
+		if f.IsInf() {
+			return nil
+		}
+		if exp := f.MantExp(nil); exp > maxNumberExp || exp < -maxNumberExp {
+			return fmt.Errorf("the number is too large or too small (binary exponent %d, at most %d)", exp, maxNumberExp)
+		}
+	case ty.IsCollectionType() || ty.IsTupleType() || ty.IsObjectType():
+		for it := v.ElementIterator(); it.Next(); {
+			if _, e := it.Element(); checkNumbers(e) != nil {
+				return checkNumbers(e)
+			}
+		}
+	}
+	return nil
+}

@@ -122,7 +122,9 @@ func (r *fileReader) templateFunc(b *budget, funcs map[string]function.Function)
 			if diags.HasErrors() {
 				return cty.NilVal, diags
 			}
-			instrument(expr, b)
+			if diags := instrument(expr, b); diags.HasErrors() {
+				return cty.NilVal, diags
+			}
 			ctx := &hcl.EvalContext{Variables: vars.AsValueMap(), Functions: funcs}
 			v, diags := expr.Value(ctx)
 			if diags.HasErrors() {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
@@ -37,7 +38,7 @@ func functions(b *budget, files *fileReader) map[string]function.Function {
 		"trim": stdlib.TrimFunc, "trimprefix": stdlib.TrimPrefixFunc, "trimspace": stdlib.TrimSpaceFunc,
 		"trimsuffix": stdlib.TrimSuffixFunc, "upper": stdlib.UpperFunc,
 
-		"chunklist": stdlib.ChunklistFunc, "coalesce": stdlib.CoalesceFunc, "coalescelist": stdlib.CoalesceListFunc,
+		"chunklist": stdlib.ChunklistFunc, "coalesce": coalesceFunc, "coalescelist": stdlib.CoalesceListFunc,
 		"compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc, "contains": stdlib.ContainsFunc,
 		"distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc, "flatten": stdlib.FlattenFunc,
 		"index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": stdlib.LengthFunc,
@@ -75,18 +76,50 @@ func functions(b *budget, files *fileReader) map[string]function.Function {
 // that could grow past the limit, and charges its result to b: one
 // result is at most maxValueBytes and maxCollection elements.
 func boundedFunc(name string, f function.Function, b *budget) function.Function {
+	// The parameters take any type, so that the arguments reach Impl
+	// before any conversion (a huge number printed as a string hangs);
+	// f.Call converts them after the checks.
+	params, orig := f.Params(), f.Params()
+	for i := range params {
+		params[i].Type = cty.DynamicPseudoType
+	}
+	var varParam *function.Parameter
+	origVar := f.VarParam()
+	if vp := origVar; vp != nil {
+		copied := *vp
+		copied.Type = cty.DynamicPseudoType
+		varParam = &copied
+	}
 	spec := &function.Spec{
 		Description: f.Description(),
-		Params:      f.Params(),
-		VarParam:    f.VarParam(),
-		Type:        func(args []cty.Value) (cty.Type, error) { return f.ReturnTypeForValues(args) },
+		Params:      params,
+		VarParam:    varParam,
+		Type: func(args []cty.Value) (cty.Type, error) {
+			for _, a := range args {
+				if err := checkNumbers(a); err != nil {
+					return cty.NilType, fmt.Errorf("%s: %w", name, err)
+				}
+			}
+			args, err := convertArgs(args, orig, origVar)
+			if err != nil {
+				return cty.NilType, err
+			}
+			return f.ReturnTypeForValues(args)
+		},
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			in := 0
 			for _, a := range args {
 				in += valueSize(a, maxValueBytes+1)
+				if err := checkNumbers(a); err != nil {
+					return cty.NilVal, fmt.Errorf("%s: %w", name, err)
+				}
 			}
 			if in > maxValueBytes {
 				return cty.NilVal, fmt.Errorf("%s: arguments larger than %d MiB", name, maxValueBytes>>20)
+			}
+			args, err := convertArgs(args, orig, origVar)
+			if err != nil {
+				return cty.NilVal, err
 			}
 			if err := precheck(name, args); err != nil {
 				return cty.NilVal, fmt.Errorf("%s: %w", name, err)
@@ -97,6 +130,9 @@ func boundedFunc(name string, f function.Function, b *budget) function.Function 
 			}
 			if v.IsKnown() && !v.IsNull() && (v.Type().IsCollectionType() || v.Type().IsTupleType()) && v.LengthInt() > maxCollection {
 				return cty.NilVal, fmt.Errorf("%s: result has more than %d elements", name, maxCollection)
+			}
+			if err := checkNumbers(v); err != nil {
+				return cty.NilVal, fmt.Errorf("%s: %w", name, err)
 			}
 			size := valueSize(v, maxValueBytes+1)
 			if size > maxValueBytes {
@@ -109,6 +145,31 @@ func boundedFunc(name string, f function.Function, b *budget) function.Function 
 		},
 	}
 	return function.New(spec)
+}
+
+// convertArgs converts args to the types of the parameters, as HCL does
+// before it calls a function, once checkNumbers has passed them.
+func convertArgs(args []cty.Value, params []function.Parameter, varParam *function.Parameter) ([]cty.Value, error) {
+	out := make([]cty.Value, len(args))
+	for i, a := range args {
+		var p *function.Parameter
+		switch {
+		case i < len(params):
+			p = &params[i]
+		case varParam != nil:
+			p = varParam
+		}
+		if p == nil || (a.IsNull() && p.AllowNull) {
+			out[i] = a
+			continue
+		}
+		v, err := convert.Convert(a, p.Type)
+		if err != nil {
+			return nil, function.NewArgError(i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // precheck refuses the arguments of the functions whose result can be
@@ -239,5 +300,24 @@ var uuidV4Func = function.New(&function.Spec{
 	Type:        function.StaticReturnType(cty.String),
 	Impl: func([]cty.Value, cty.Type) (cty.Value, error) {
 		return cty.StringVal(uuid.NewString()), nil
+	},
+})
+
+// coalesceFunc is Nomad's coalesce: the first argument that is neither
+// null nor an empty string (cty's own skips nulls only).
+var coalesceFunc = function.New(&function.Spec{
+	Description: "Returns the first argument that is not null or an empty string.",
+	VarParam:    &function.Parameter{Name: "vals", Type: cty.DynamicPseudoType, AllowNull: true},
+	Type: func(args []cty.Value) (cty.Type, error) {
+		return stdlib.CoalesceFunc.ReturnTypeForValues(args)
+	},
+	Impl: func(args []cty.Value, retType cty.Type) (cty.Value, error) {
+		for _, a := range args {
+			if a.IsNull() || (a.Type() == cty.String && a.AsString() == "") {
+				continue
+			}
+			return convert.Convert(a, retType)
+		}
+		return cty.NilVal, fmt.Errorf("no non-null, non-empty-string arguments")
 	},
 })

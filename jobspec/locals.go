@@ -101,6 +101,10 @@ func (d *decoder) evalLocals(c *hcl.BodyContent) {
 		d.ctx.Variables["local"] = cty.ObjectVal(values)
 		l := all[name]
 		v, ok := d.eval(l.attr.Expr)
+		if err := checkNumbers(v); ok && err != nil {
+			d.errorf(l.attr.Expr.Range(), "Number out of range", "local.%s: %s.", name, err)
+			ok = false
+		}
 		if ok && valueSize(v, maxValueBytes+1) > maxValueBytes {
 			d.errorf(l.attr.Expr.Range(), "Value too large", "local.%s is larger than %d MiB.", name, maxValueBytes>>20)
 			ok = false

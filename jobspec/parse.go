@@ -171,6 +171,9 @@ func parseHCL(filename string, src []byte, opts Options) (job *structs.Job, pos 
 		return nil, pos, errorsFromDiags(filename, diags)
 	}
 	d := newDecoder(src, file.Body, opts)
+	if err := errorsFromDiags(filename, d.diags); err != nil {
+		return nil, pos, err
+	}
 	c := d.content(file.Body, rootSchema)
 	d.inputs(filename, c, opts)
 	if err := errorsFromDiags(filename, d.diags); err != nil {
@@ -281,14 +284,15 @@ func appendNonNil[T any](list []*T, item *T) []*T {
 // templates charge one budget, and its functions are bounded by it.
 func newDecoder(src []byte, body hcl.Body, opts Options) *decoder {
 	b := &budget{}
+	var diags hcl.Diagnostics
 	if sb, ok := body.(*hclsyntax.Body); ok {
-		instrument(sb, b)
+		diags = instrument(sb, b)
 	}
 	var files *fileReader
 	if opts.FileDir != "" {
 		files = &fileReader{dir: opts.FileDir}
 	}
-	return &decoder{src: src, budget: b, ctx: &hcl.EvalContext{
+	return &decoder{src: src, budget: b, diags: diags, ctx: &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
 		Functions: functions(b, files),
 	}}

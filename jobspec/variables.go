@@ -39,6 +39,7 @@ type variable struct {
 	sensitive bool
 	rules     []rule
 	value     cty.Value // cty.NilVal: no value from any source
+	invalid   bool      // a source gave a value that was refused
 	source    string    // where value came from, for messages
 }
 
@@ -153,12 +154,17 @@ func (d *decoder) constant(expr hcl.Expression) (cty.Value, bool) {
 // convertVar converts val to v's type; an error names the variable and
 // the source and is placed at rng. It returns cty.NilVal on error.
 func (d *decoder) convertVar(v *variable, val cty.Value, source string, rng hcl.Range) cty.Value {
-	out, err := convert.Convert(val, v.typ)
+	err := checkNumbers(val)
+	out := cty.NilVal
+	if err == nil {
+		out, err = convert.Convert(val, v.typ)
+	}
 	if err != nil {
 		detail := err.Error()
 		if v.sensitive {
 			detail = "the value (sensitive, not shown) does not convert"
 		}
+		v.invalid = true
 		d.errorf(rng, "Invalid value for variable", "var.%s (from %s) must be %s: %s.", v.name, source, v.typ.FriendlyName(), detail)
 		return cty.NilVal
 	}
@@ -193,7 +199,11 @@ func (d *decoder) varValues(filename string, vars map[string]*variable, opts Opt
 	out := make(map[string]cty.Value, len(vars))
 	for _, name := range names {
 		v := vars[name]
-		if v.value == cty.NilVal {
+		if v.value == cty.NilVal || v.invalid {
+			if v.invalid {
+				out[name] = cty.DynamicVal
+				continue
+			}
 			d.errorf(v.decl, "Missing value for variable", "var.%s has no default and no value: set it with -var %s=..., a -var-file, or NOMAD_VAR_%s.", name, name, name)
 			out[name] = cty.DynamicVal
 			continue
@@ -237,6 +247,7 @@ func (d *decoder) setFromString(v *variable, raw, source string, rng hcl.Range) 
 		}
 		if diags.HasErrors() {
 			d.errorf(rng, "Invalid value for variable", "var.%s (from %s) is not a valid %s expression.", v.name, source, v.typ.FriendlyName())
+			v.invalid = true
 			return
 		}
 	}
