@@ -41,7 +41,7 @@ func functions(b *budget, files *fileReader) map[string]function.Function {
 		"chunklist": stdlib.ChunklistFunc, "coalesce": coalesceFunc, "coalescelist": stdlib.CoalesceListFunc,
 		"compact": stdlib.CompactFunc, "concat": stdlib.ConcatFunc, "contains": stdlib.ContainsFunc,
 		"distinct": stdlib.DistinctFunc, "element": stdlib.ElementFunc, "flatten": stdlib.FlattenFunc,
-		"index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": stdlib.LengthFunc,
+		"index": stdlib.IndexFunc, "keys": stdlib.KeysFunc, "length": lengthFunc,
 		"lookup": stdlib.LookupFunc, "merge": stdlib.MergeFunc, "range": stdlib.RangeFunc,
 		"reverse": stdlib.ReverseListFunc, "setintersection": stdlib.SetIntersectionFunc,
 		"setsubtract": stdlib.SetSubtractFunc, "setunion": stdlib.SetUnionFunc, "slice": stdlib.SliceFunc,
@@ -319,5 +319,19 @@ var coalesceFunc = function.New(&function.Spec{
 			return convert.Convert(a, retType)
 		}
 		return cty.NilVal, fmt.Errorf("no non-null, non-empty-string arguments")
+	},
+})
+
+// lengthFunc is Nomad's length: of a collection, or of a string in
+// characters (cty's own takes collections only).
+var lengthFunc = function.New(&function.Spec{
+	Description: "Returns the number of elements of a collection or characters of a string.",
+	Params:      []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true, AllowUnknown: true, AllowMarked: true}},
+	Type:        function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if args[0].Type() == cty.String {
+			return stdlib.StrlenFunc.Call(args)
+		}
+		return stdlib.LengthFunc.Call(args)
 	},
 })

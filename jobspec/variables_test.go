@@ -67,6 +67,7 @@ func TestFunctions(t *testing.T) {
 		{`sha1("abc")`, "a9993e364706816aba3e25717850c26c9cd0d89d"},
 		{`substr(sha512("abc"), 0, 16)`, "ddaf35a193617aba"},
 		{`strlen(uuidv4())`, "36"},
+		{`length("héllo") + length([1, 2])`, "7"},
 		{`regex_replace("a1b22", "[0-9]+", "#")`, "a#b#"},
 		{`replace("a-b-c", "-", "_")`, "a_b_c"},
 		{`title(lower("HELLO world"))`, "Hello World"},
