@@ -104,7 +104,9 @@ func TestE2E_HCL2Variables(t *testing.T) {
 	// The job as stored keeps the runtime interpolations for the client.
 	var stored struct {
 		Datacenters []string
-		TaskGroups  []struct{ Tasks []struct{ Config map[string]any } }
+		TaskGroups  []struct {
+			Tasks []struct{ Config map[string]any }
+		}
 	}
 	if code := a.getJSON("/v1/job/hcl2", &stored); code != 200 {
 		t.Fatalf("read job: %d", code)
