@@ -32,12 +32,15 @@ Usage: drover job plan [options] <path>
 Plan Options:
 
   -verbose
-    Print full IDs.`)
+    Print full IDs.
+`+jobInputHelp)
 }
 
 func (c *JobPlanCommand) Run(args []string) int {
 	var verbose bool
 	fs := c.flagSet("job plan")
+	var in jobInput
+	in.flags(fs)
 	fs.BoolVar(&verbose, "verbose", false, "")
 	args, ok := c.parse(fs, args)
 	if !ok {
@@ -46,7 +49,7 @@ func (c *JobPlanCommand) Run(args []string) int {
 	if len(args) != 1 {
 		return c.usageError("job plan", "one argument: <path>")
 	}
-	job, ok := c.loadJob(args[0], nil)
+	job, ok := c.loadJobWith(args[0], nil, in)
 	if !ok {
 		return exitError
 	}

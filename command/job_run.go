@@ -42,12 +42,15 @@ Run Options:
     Return after registering the job, printing the evaluation ID.
 
   -verbose
-    Print full IDs.`)
+    Print full IDs.
+`+jobInputHelp)
 }
 
 func (c *JobRunCommand) Run(args []string) int {
 	var detach, verbose bool
 	fs := c.flagSet("job run")
+	var in jobInput
+	in.flags(fs)
 	fs.BoolVar(&detach, "detach", false, "")
 	fs.BoolVar(&verbose, "verbose", false, "")
 	args, ok := c.parse(fs, args)
@@ -57,7 +60,7 @@ func (c *JobRunCommand) Run(args []string) int {
 	if len(args) != 1 {
 		return c.usageError("job run", "one argument: <path>")
 	}
-	job, ok := c.loadJob(args[0], nil)
+	job, ok := c.loadJobWith(args[0], nil, in)
 	if !ok {
 		return exitError
 	}

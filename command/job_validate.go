@@ -9,15 +9,20 @@ func (c *JobValidateCommand) Synopsis() string { return "Check a job file for er
 
 func (c *JobValidateCommand) Help() string {
 	return strings.TrimSpace(`
-Usage: drover job validate <path>
+Usage: drover job validate [options] <path>
 
   Parses and validates the job file at <path> ("-" reads stdin) locally,
   without contacting an agent. Problems are printed as file:line,col and
-  the command exits 1.`)
+  the command exits 1.
+
+Validate Options:
+` + jobInputHelp)
 }
 
 func (c *JobValidateCommand) Run(args []string) int {
 	fs := c.flagSet("job validate")
+	var in jobInput
+	in.flags(fs)
 	args, ok := c.parse(fs, args)
 	if !ok {
 		return 1
@@ -25,7 +30,7 @@ func (c *JobValidateCommand) Run(args []string) int {
 	if len(args) != 1 {
 		return c.usageError("job validate", "one argument: <path>")
 	}
-	job, ok := c.loadJob(args[0], nil)
+	job, ok := c.loadJobWith(args[0], nil, in)
 	if !ok {
 		return 1
 	}

@@ -19,6 +19,20 @@ import (
 // config).
 func CheckHCLDepth(filename string, src []byte, maxDepth int) error {
 	tokens, _ := hclsyntax.LexConfig(src, filename, hcl.InitialPos)
+	return checkTokenDepth(filename, tokens, maxDepth)
+}
+
+// defaultTemplateDepth bounds the nesting of templatefile() templates.
+const defaultTemplateDepth = 64
+
+// CheckTemplateDepth is CheckHCLDepth for an HCL string template (the
+// files templatefile() renders).
+func CheckTemplateDepth(filename string, src []byte, maxDepth int) error {
+	tokens, _ := hclsyntax.LexTemplate(src, filename, hcl.InitialPos)
+	return checkTokenDepth(filename, tokens, maxDepth)
+}
+
+func checkTokenDepth(filename string, tokens hclsyntax.Tokens, maxDepth int) error {
 	type level struct {
 		opener hclsyntax.TokenType
 		ops    int // operators in the expression being read at this level

@@ -70,6 +70,9 @@ func errorsFromDiags(filename string, diags hcl.Diagnostics) error {
 		e := &Error{Filename: filename, Summary: d.Summary, Detail: d.Detail}
 		if d.Subject != nil {
 			e.Line, e.Column = d.Subject.Start.Line, d.Subject.Start.Column
+			if d.Subject.Filename != "" {
+				e.Filename = d.Subject.Filename // a -var-file's own problems
+			}
 		}
 		if key := e.Error(); !seen[key] {
 			seen[key] = true

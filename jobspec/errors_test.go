@@ -196,11 +196,11 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "variables outside strings",
 			src:  inTask("kill_signal = var.signal"),
-			want: `job.hcl:6,21: Variables not allowed; ...`,
+			want: `job.hcl:6,21: Undeclared variable; var.signal is not declared: add a variable "signal" { } block.`,
 		},
 		{
 			name: "template directive",
-			src:  inTask(`env { A = "%{ if true }x%{ endif }" }`),
+			src:  inTask(`env { A = "%{ if node.class == "x" }x%{ endif }" }`),
 			want: `job.hcl:6,18: Unsupported template directive; ...`,
 		},
 		{
@@ -236,12 +236,12 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "variable block",
 			src:  "variable \"x\" {}\njob \"a\" {}\n",
-			want: `job.hcl:1,1: Unsupported block type; Blocks of type "variable" are not supported by Drover yet.`,
+			want: `job.hcl:1,1: Missing value for variable; var.x has no default and no value: set it with -var x=..., a -var-file, or NOMAD_VAR_x.`,
 		},
 		{
 			name: "validation at the job",
-			src:  "\n\njob \"x\" {\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
-			want: `job.hcl:3,1: Invalid job; job "x": missing datacenters`,
+			src:  "\n\njob \"x\" {\n  max_run_time = \"1h\"\n  group \"g\" {\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:3,1: Invalid job; job "x": max_run_time is for batch jobs (a service job runs until stopped)`,
 		},
 		{
 			name: "meta block and attribute",
@@ -398,7 +398,6 @@ func TestValidationErrorsKeepContext(t *testing.T) {
 		t.Fatal("got no error")
 	}
 	want := strings.Join([]string{
-		`job.json:1,1: Invalid job; job "x": missing datacenters`,
 		`job.json:1,1: Invalid job; job "x": group "g": task "a": missing driver`,
 		`job.json:1,1: Invalid job; job "x": group "g": task "b": missing driver`,
 		`job.json:1,1: Invalid job; job "x": group "g": task "b": device "gpu": a fractional request (memory or compute) must have count = 1, not 2`,

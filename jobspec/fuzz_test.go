@@ -28,6 +28,14 @@ func FuzzParse(f *testing.F) {
 		inTask(`config { args = ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + ` }`),
 		inTask(`config { args = "` + strings.Repeat("${", 70) + `x` + strings.Repeat("}", 70) + `" }`),
 		`{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [{"Resources": {"Devices": [{"Count": 9223372036854775808}]}}]}]}}`,
+		varJob("variable \"n\" {\n  type = number\n  default = 3\n}\nlocals {\n  l = range(var.n)\n}\n", `join(",", [for i in local.l : format("%02d", i)])`),
+		varJob("locals {\n  a = local.b\n  b = [local.a]\n}\n", `"${local.a}"`),
+		varJob("locals {\n"+doublingLocals(24)+"}\n", `"${local.l24}${local.l24}"`),
+		varJob("locals {\n  r = range(1000)\n}\n", `length([for a in local.r : [for b in local.r : b]])`),
+		varJob("", `"%{ for s in ["a"] }${s}-${node.unique.name}%{ endfor }"`),
+		varJob("", `templatefile("x", {})`),
+		varJob("", `"a${1e999999999}b"`),
+		varJob("", `tostring(1e-999999999)`),
 	} {
 		f.Add(src)
 	}

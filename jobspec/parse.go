@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -29,7 +30,30 @@ func Parse(filename string, src []byte) (*structs.Job, error) {
 // the recursive parsers see it, and the job must pass Job.CheckLimits.
 // Each refusal names its limit and setting.
 func ParseLimited(filename string, src []byte, limits structs.Limits) (*structs.Job, error) {
-	limits = limits.WithDefaults()
+	return ParseWith(filename, src, Options{Limits: limits})
+}
+
+// Options are a parse's inputs besides the job file.
+type Options struct {
+	// Limits bound the file (zero fields: the defaults).
+	Limits structs.Limits
+	// Vars are -var values, "name=value", in order: a later one wins.
+	Vars []string
+	// VarFiles are -var-file contents in order: a later file wins over
+	// an earlier one, and -var over them all.
+	VarFiles []VarFile
+	// Env is the environment (os.Environ()) searched for
+	// NOMAD_VAR_<name> and DROVER_VAR_<name>; nil reads none.
+	Env []string
+	// FileDir is where file(), fileexists() and templatefile() resolve
+	// relative paths. Empty refuses them: only the CLI reading a job file
+	// from disk sets it.
+	FileDir string
+}
+
+// ParseWith is ParseLimited with variable values and file access.
+func ParseWith(filename string, src []byte, opts Options) (*structs.Job, error) {
+	limits := opts.Limits.WithDefaults()
 	if err := checkDepth(filename, src, limits); err != nil {
 		return nil, err
 	}
@@ -38,10 +62,13 @@ func ParseLimited(filename string, src []byte, limits structs.Limits) (*structs.
 		pos hcl.Pos
 		err error
 	)
-	if isJSON(filename, src) {
+	switch {
+	case isJSON(filename, src) && (len(opts.Vars) > 0 || len(opts.VarFiles) > 0):
+		return nil, Errors{{Filename: filename, Summary: "Variables in a JSON job", Detail: "-var and -var-file apply to HCL job files only."}}
+	case isJSON(filename, src):
 		job, pos, err = parseJSON(filename, src)
-	} else {
-		job, pos, err = parseHCL(filename, src)
+	default:
+		job, pos, err = parseHCL(filename, src, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -59,13 +86,23 @@ func ParseLimited(filename string, src []byte, limits structs.Limits) (*structs.
 	return job, nil
 }
 
-// ParseFile reads and parses the job file at path.
+// ParseFile reads and parses the job file at path; file() and the other
+// file functions read relative to its directory.
 func ParseFile(path string) (*structs.Job, error) {
+	return ParseFileWith(path, Options{})
+}
+
+// ParseFileWith is ParseFile with options; FileDir defaults to the job
+// file's directory.
+func ParseFileWith(path string, opts Options) (*structs.Job, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read job file: %w", err)
 	}
-	return Parse(path, src)
+	if opts.FileDir == "" {
+		opts.FileDir = filepath.Dir(path)
+	}
+	return ParseWith(path, src, opts)
 }
 
 // checkDepth refuses src when it nests deeper than the limits allow, at
@@ -128,13 +165,20 @@ func flattenJoined(err error, prefix string, out *[]string) {
 }
 
 // parseHCL decodes an HCL job file. pos is where the job block starts.
-func parseHCL(filename string, src []byte) (job *structs.Job, pos hcl.Pos, err error) {
+func parseHCL(filename string, src []byte, opts Options) (job *structs.Job, pos hcl.Pos, err error) {
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, pos, errorsFromDiags(filename, diags)
 	}
-	d := &decoder{src: src}
+	d := newDecoder(src, file.Body, opts)
+	if err := errorsFromDiags(filename, d.diags); err != nil {
+		return nil, pos, err
+	}
 	c := d.content(file.Body, rootSchema)
+	d.inputs(filename, c, opts)
+	if err := errorsFromDiags(filename, d.diags); err != nil {
+		return nil, pos, err
+	}
 	jobs := c.Blocks.OfType("job")
 	switch {
 	case len(jobs) == 0 && len(d.diags) == 0:
@@ -234,4 +278,35 @@ func appendNonNil[T any](list []*T, item *T) []*T {
 		return list
 	}
 	return append(list, item)
+}
+
+// newDecoder prepares the decoding of one HCL file: its loops and
+// templates charge one budget, and its functions are bounded by it.
+func newDecoder(src []byte, body hcl.Body, opts Options) *decoder {
+	b := &budget{}
+	var diags hcl.Diagnostics
+	if sb, ok := body.(*hclsyntax.Body); ok {
+		diags = instrument(sb, b)
+	}
+	var files *fileReader
+	if opts.FileDir != "" {
+		files = &fileReader{dir: opts.FileDir}
+	}
+	return &decoder{src: src, budget: b, diags: diags, ctx: &hcl.EvalContext{
+		Variables: map[string]cty.Value{"var": cty.EmptyObjectVal, "local": cty.EmptyObjectVal},
+		Functions: functions(b, files),
+	}}
+}
+
+// inputs evaluates the variables, then the locals, into d.ctx.
+func (d *decoder) inputs(filename string, c *hcl.BodyContent, opts Options) {
+	vars := d.declareVariables(c)
+	if len(d.diags) > 0 {
+		return
+	}
+	d.ctx.Variables["var"] = d.varValues(filename, vars, opts)
+	if len(d.diags) > 0 {
+		return
+	}
+	d.evalLocals(c)
 }

@@ -281,7 +281,7 @@ func TestConfigForms(t *testing.T) {
 		{"two blocks", "config {\n      }\n      config {\n      }", "job.hcl:8,7: Duplicate config block"},
 		{"not an object", `config = "x"`, "job.hcl:6,16: Incorrect attribute value type"},
 		{"attribute and block inside", "config {\n        mount = 1\n        mount {\n        }\n      }", "job.hcl:8,9: Duplicate config key"},
-		{"function call", `config = { a = upper("x") }`, "job.hcl:6,22: Function calls not allowed"},
+		{"unknown function", `config = { a = nosuch("x") }`, "job.hcl:6,22: Call to unknown function"},
 		{"duplicate key", `config = { a = 1, a = 2 }`, "job.hcl:6,25: Duplicate object attribute"},
 		{"bad bool", "constraint {\n        distinct_hosts = \"yes\"\n      }", "job.hcl:7,26: Incorrect attribute value type"},
 	}

@@ -31,8 +31,7 @@ func block(typ string, labels ...string) hcl.BlockHeaderSchema {
 
 var (
 	rootSchema = &schema{
-		blocks:      []hcl.BlockHeaderSchema{block("job", "id")},
-		unsupported: []string{"variable", "variables", "locals"},
+		blocks: []hcl.BlockHeaderSchema{block("job", "id"), block("variable", "name"), block("variables"), block("locals")},
 	}
 	jobSchema = &schema{
 		attrs: []string{"type", "datacenters", "priority", "namespace", "queue", "region", "meta", "preemptible", "max_run_time"},

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -20,115 +19,27 @@ type decoder struct {
 	diags hcl.Diagnostics
 	// portLabels are the port labels of the group being decoded (network.go).
 	portLabels map[string]hcl.Range
+	// ctx holds var, local and the functions; nil evaluates constants only.
+	ctx    *hcl.EvalContext
+	budget *budget
 }
 
 func (d *decoder) errorf(rng hcl.Range, summary, format string, args ...any) {
 	d.diags = append(d.diags, diag(rng, summary, format, args...))
 }
 
-// value evaluates expr without variables or functions into a plain Go
-// value: string, int, float64, bool, []any, map[string]any or nil.
-//
-// Interpolations in strings ("${attr.kernel.name}", "${NOMAD_ALLOC_ID}")
-// are not evaluated: they are kept as written, since they name node
-// attributes and runtime variables that the scheduler and the client
-// resolve. ok is false when a problem was recorded.
+// value evaluates expr into a plain Go value: string, int, float64,
+// bool, []any, map[string]any or nil. var.* and local.* are evaluated,
+// functions called; interpolations of runtime values in strings
+// ("${attr.kernel.name}", "${NOMAD_ALLOC_ID}") are kept as written, since
+// the scheduler and the client resolve them (see eval.go). ok is false
+// when a problem was recorded.
 func (d *decoder) value(expr hcl.Expression) (v any, ok bool) {
-	switch e := expr.(type) {
-	case *hclsyntax.TemplateExpr:
-		return d.template(e.Parts, e.SrcRange)
-	case *hclsyntax.TemplateWrapExpr:
-		return d.template([]hclsyntax.Expression{e.Wrapped}, e.SrcRange)
-	case *hclsyntax.ParenthesesExpr:
-		return d.value(e.Expression)
-	case *hclsyntax.TupleConsExpr:
-		out := make([]any, 0, len(e.Exprs))
-		ok = true
-		for _, x := range e.Exprs {
-			item, itemOK := d.value(x)
-			ok = ok && itemOK
-			out = append(out, item)
-		}
-		return out, ok
-	case *hclsyntax.ObjectConsExpr:
-		return d.object(e)
-	}
-	cv, diags := expr.Value(nil)
-	d.diags = append(d.diags, diags...)
-	if diags.HasErrors() {
+	cv, ok := d.eval(expr)
+	if !ok {
 		return nil, false
 	}
 	return d.fromCty(cv, expr.Range())
-}
-
-func (d *decoder) object(e *hclsyntax.ObjectConsExpr) (any, bool) {
-	out := make(map[string]any, len(e.Items))
-	ok := true
-	for _, item := range e.Items {
-		key, keyOK := d.objectKey(item.KeyExpr)
-		val, valOK := d.value(item.ValueExpr)
-		ok = ok && keyOK && valOK
-		if !keyOK {
-			continue
-		}
-		if _, dup := out[key]; dup {
-			d.errorf(item.KeyExpr.Range(), "Duplicate object attribute", "The key %q is defined more than once.", key)
-			ok = false
-			continue
-		}
-		out[key] = val
-	}
-	return out, ok
-}
-
-// objectKey returns an object key: a bare name is taken literally, any
-// other expression must give a string (or a number or bool, printed).
-func (d *decoder) objectKey(expr hclsyntax.Expression) (string, bool) {
-	inner := expr
-	if ke, isKey := expr.(*hclsyntax.ObjectConsKeyExpr); isKey {
-		if kw := hcl.ExprAsKeyword(ke.Wrapped); kw != "" && !ke.ForceNonLiteral {
-			return kw, true
-		}
-		inner = ke.Wrapped
-	}
-	v, ok := d.value(inner)
-	if !ok {
-		return "", false
-	}
-	s, isScalar := scalarString(v)
-	if !isScalar {
-		d.errorf(expr.Range(), "Invalid object key", "An object key must be a string.")
-		return "", false
-	}
-	return s, true
-}
-
-// template rebuilds a string template: literal parts as HCL decoded them
-// (escapes applied), each interpolation as its source text "${...}".
-// Template directives (%{ if }, %{ for }) are refused.
-func (d *decoder) template(parts []hclsyntax.Expression, rng hcl.Range) (any, bool) {
-	var b strings.Builder
-	lo := rng.Start.Byte
-	for i, p := range parts {
-		if lit, isLit := p.(*hclsyntax.LiteralValueExpr); isLit && lit.Val.Type() == cty.String && lit.Val.IsKnown() && !lit.Val.IsNull() {
-			b.WriteString(lit.Val.AsString())
-			lo = p.Range().End.Byte
-			continue
-		}
-		hi := rng.End.Byte
-		if i+1 < len(parts) {
-			hi = parts[i+1].Range().Start.Byte
-		}
-		raw, end, found := d.interpolation(lo, p.Range(), hi)
-		if !found {
-			d.errorf(p.Range(), "Unsupported template directive",
-				"Template directives (%%{ ... }) are not supported in job files; interpolations (${...}) are kept as written.")
-			return nil, false
-		}
-		b.WriteString(raw)
-		lo = end
-	}
-	return b.String(), true
 }
 
 // interpolation finds the source text "${ expr }" around the expression at

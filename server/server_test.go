@@ -172,7 +172,7 @@ func TestServer_RPCErrors(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testConfig(t))
 	badJob := gpuJob("bad", structs.JobTypeBatch, 1, 1)
-	badJob.Datacenters = nil
+	badJob.TaskGroups = nil // no datacenters is valid now (Nomad's default "*")
 	systemJob := gpuJob("sys", structs.JobTypeSystem, 2, 1) // a system job runs one per node
 	tests := []struct {
 		name    string

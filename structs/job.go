@@ -243,6 +243,9 @@ func (j *Job) Canonicalize() {
 	if j.Region == "" {
 		j.Region = "global"
 	}
+	if len(j.Datacenters) == 0 {
+		j.Datacenters = slices.Clone(DefaultDatacenters)
+	}
 	if j.Update == nil && j.Type == JobTypeService {
 		j.Update = DefaultUpdateStrategy()
 	}

@@ -92,6 +92,10 @@ type Config struct {
 	GPUSharing GPUSharing
 	// Users is which users tasks may run as (userpolicy.go).
 	Users UserPolicy
+	// Node is the node the allocation runs on, for ${node.*}, ${attr.*}
+	// and ${meta.*} in task config and env (interpolate.go); nil leaves
+	// them as written.
+	Node *structs.Node
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -110,6 +114,7 @@ type AllocRunner struct {
 	sharing  GPUSharing
 	shares   *gpuShares // set by Run before any task starts
 	users    UserPolicy
+	node     *structs.Node // read-only
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -185,6 +190,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		restored: cfg.Restore != nil,
 		sharing:  cfg.GPUSharing,
 		users:    cfg.Users,
+		node:     cfg.Node,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()

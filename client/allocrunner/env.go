@@ -2,7 +2,6 @@ package allocrunner
 
 import (
 	"maps"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -50,6 +49,12 @@ const NoGPUs = "void"
 // "" so that raw_exec, which isolates nothing, still does not let it use
 // GPUs another allocation holds.
 func TaskEnv(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir string) map[string]string {
+	return TaskEnvOn(alloc, task, allocDir, taskDir, nil)
+}
+
+// TaskEnvOn is TaskEnv on node: the task's env block may interpolate
+// the node's values too (${node.unique.name}, ${attr.x}, ${meta.x}).
+func TaskEnvOn(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir string, node *structs.Node) map[string]string {
 	vars := map[string]string{
 		EnvAllocID:    alloc.ID,
 		EnvAllocName:  alloc.Name,
@@ -84,9 +89,11 @@ func TaskEnv(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir st
 		own[EnvCUDAVisibleDevices] = ""
 	}
 
+	maps.Copy(own, metaEnv(alloc, task)) // interpolate.go
 	env := make(map[string]string, len(task.Env)+len(own))
+	rt := Runtime{Env: own, Node: node}
 	for k, v := range task.Env {
-		env[k] = Interpolate(v, own)
+		env[k] = rt.Interpolate(v)
 	}
 	maps.Copy(env, own)
 	return env
@@ -128,53 +135,15 @@ func taskResources(alloc *structs.Allocation, task string) *structs.AllocatedTas
 	return alloc.AllocatedResources.Tasks[task]
 }
 
-var interpRe = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_.\-]*)\}`)
-
-// Interpolate replaces ${NAME} with env[NAME]. Unknown names are left as
-// written, so a typo shows up in the task's output rather than vanishing.
+// Interpolate replaces ${NAME} with env[NAME] (see Runtime for the node
+// values too). Unknown names are left as written, so a typo shows up in
+// the task's output rather than vanishing.
 func Interpolate(s string, env map[string]string) string {
-	if !strings.Contains(s, "${") {
-		return s
-	}
-	return interpRe.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := env[m[2:len(m)-1]]; ok {
-			return v
-		}
-		return m
-	})
+	return Runtime{Env: env}.Interpolate(s)
 }
 
 // InterpolateConfig returns a copy of a driver config with every string,
-// in nested lists and maps too, interpolated.
+// in nested lists and maps too, interpolated against env.
 func InterpolateConfig(cfg map[string]any, env map[string]string) map[string]any {
-	if cfg == nil {
-		return nil
-	}
-	out := make(map[string]any, len(cfg))
-	for k, v := range cfg {
-		out[k] = interpolateValue(v, env)
-	}
-	return out
-}
-
-func interpolateValue(v any, env map[string]string) any {
-	switch x := v.(type) {
-	case string:
-		return Interpolate(x, env)
-	case []string:
-		out := make([]string, len(x))
-		for i, s := range x {
-			out[i] = Interpolate(s, env)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = interpolateValue(e, env)
-		}
-		return out
-	case map[string]any:
-		return InterpolateConfig(x, env)
-	}
-	return v
+	return Runtime{Env: env}.Config(cfg)
 }

@@ -90,7 +90,7 @@ func TestInterpolate(t *testing.T) {
 		{"${NOMAD_TASK_DIR}/bin", "/t/bin"},
 		{"${X.Y}", "dot"},
 		{"${MISSING}", "${MISSING}"},
-		{"$A ${ A}", "$A ${ A}"},
+		{"$A ${ A}", "$A 1"}, // spaces inside the braces, as HCL allows
 		{"${A", "${A"},
 	}
 	for _, tt := range tests {

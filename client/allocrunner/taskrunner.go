@@ -413,7 +413,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 	alloc := ar.alloc
 	ar.mu.Unlock()
 	taskDir := TaskDir(ar.allocDir, tr.task.Name)
-	env := TaskEnv(alloc, tr.task, ar.allocDir, taskDir)
+	env := TaskEnvOn(alloc, tr.task, ar.allocDir, taskDir, ar.node)
 	share := ar.gpuShareEnv(tr.task.Name)
 	maps.Copy(env, share) // MPS limits (gpu_sharing.go)
 	jobName := alloc.JobID
@@ -427,7 +427,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		JobName:          jobName,
 		TaskName:         tr.task.Name,
 		Env:              env,
-		Config:           InterpolateConfig(tr.task.Config, env),
+		Config:           Runtime{Env: env, Node: ar.node}.Config(tr.task.Config), // interpolate.go
 		TaskDir:          taskDir,
 		AllocDir:         SharedDir(ar.allocDir),
 		User:             tr.task.User,

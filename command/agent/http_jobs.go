@@ -70,7 +70,12 @@ func (h *httpAPI) jobsRegister(w http.ResponseWriter, r *http.Request) (any, err
 
 // jobsParseBody is the body of POST /v1/jobs/parse.
 type jobsParseBody struct {
-	JobHCL       string
+	JobHCL string
+	// Variables is var-file text (HCL "name = value"), as Nomad's
+	// JobsParseRequest carries it. file() and the other file functions
+	// are refused: the agent reads none of its own files for a job.
+	Variables    string
+	HCLv1        bool
 	Canonicalize bool
 }
 
@@ -89,7 +94,14 @@ func (h *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 	if strings.TrimSpace(body.JobHCL) == "" {
 		return nil, errorf(http.StatusBadRequest, "JobHCL is empty")
 	}
-	job, err := jobspec.ParseLimited("input.hcl", []byte(body.JobHCL), h.limits)
+	if body.HCLv1 {
+		return nil, errorf(http.StatusBadRequest, "HCLv1 job files are not supported: Drover reads HCL2 only")
+	}
+	opts := jobspec.Options{Limits: h.limits}
+	if strings.TrimSpace(body.Variables) != "" {
+		opts.VarFiles = []jobspec.VarFile{{Name: "variables.hcl", Src: []byte(body.Variables)}}
+	}
+	job, err := jobspec.ParseWith("input.hcl", []byte(body.JobHCL), opts)
 	if err != nil {
 		return nil, errorf(http.StatusBadRequest, "%v", err)
 	}

@@ -213,6 +213,8 @@ func TestNodeFilters(t *testing.T) {
 		{"dc exact", NewDatacenterFilter([]string{"us-west-1"}), ready(), ""},
 		{"dc glob", NewDatacenterFilter([]string{"eu-*", "us-*"}), ready(), ""},
 		{"dc star", NewDatacenterFilter([]string{"*"}), ready(), ""},
+		{"dc inner glob", NewDatacenterFilter([]string{"us-*-1"}), ready(), ""},
+		{"dc glob miss", NewDatacenterFilter([]string{"us-*-2", "eu*"}), ready(), ReasonMissingDatacenter},
 		{"dc other", NewDatacenterFilter([]string{"us-east-1"}), ready(), ReasonMissingDatacenter},
 		{"driver info", NewDriverFilter([]string{"docker"}), ready(), ""},
 		{"driver attribute", NewDriverFilter([]string{"raw_exec"}), ready(), ""},

@@ -54,8 +54,7 @@ func NewDatacenterFilter(datacenters []string) *DatacenterFilter {
 // Filter implements Filter.
 func (f *DatacenterFilter) Filter(n *structs.Node) (bool, string) {
 	for _, dc := range f.datacenters {
-		prefix, glob := strings.CutSuffix(dc, "*")
-		if n.Datacenter == dc || (glob && strings.HasPrefix(n.Datacenter, prefix)) {
+		if structs.MatchDatacenter(dc, n.Datacenter) {
 			return true, ""
 		}
 	}
