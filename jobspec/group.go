@@ -29,6 +29,7 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	if g := d.single(c, "gang"); g != nil {
 		tg.Gang = d.gang(g, tg.Count)
 	}
+	d.groupVolumes(c, tg) // volumes.go
 	tasks := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
@@ -148,6 +149,8 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 	if l := d.single(c, "logs"); l != nil {
 		t.LogConfig = d.logs(l)
 	}
+	d.taskLifecycle(c, t) // lifecycle.go
+	d.volumeMounts(c, t)  // volumes.go
 	for _, blk := range c.Blocks {
 		switch blk.Type {
 		case "constraint":

@@ -109,6 +109,13 @@ type TaskGroup struct {
 	Networks []*NetworkResource `json:",omitempty"`
 	Tasks    []*Task
 	Meta     map[string]string
+	// Volumes are the host volumes the group mounts (structs/volumes.go).
+	Volumes map[string]*VolumeRequest `json:",omitempty"`
+	// EphemeralDisk is the group's alloc dir disk (structs/ephemeral_disk.go).
+	EphemeralDisk *EphemeralDisk `json:",omitempty"`
+	// MaxClientDisconnect and Disconnect: structs/disconnect.go.
+	MaxClientDisconnect *time.Duration      `json:",omitempty"`
+	Disconnect          *DisconnectStrategy `json:",omitempty"`
 }
 
 // Task is one process (or container) run by a driver.
@@ -131,6 +138,11 @@ type Task struct {
 	// LogConfig bounds the task's log files (nil: the defaults, see
 	// structs/logs.go).
 	LogConfig *LogConfig
+	// Lifecycle and Leader order the group's tasks (structs/lifecycle.go).
+	Lifecycle *TaskLifecycleConfig `json:",omitempty"`
+	Leader    bool                 `json:",omitempty"`
+	// VolumeMounts mount the group's volumes (structs/volumes.go).
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -248,6 +260,7 @@ func (j *Job) Canonicalize() {
 		}
 		tg.Update.Canonicalize()
 		tg.Gang.Canonicalize()
+		tg.Disconnect.Canonicalize()
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}
@@ -399,6 +412,11 @@ func (tg *TaskGroup) Validate() error {
 			add("group %q: %w", tg.Name, err)
 		}
 	}
+	for _, err := range []error{tg.validateLifecycle(), tg.validateVolumes(), tg.EphemeralDisk.Validate(), tg.validateDisconnect()} {
+		if err != nil {
+			add("group %q: %w", tg.Name, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -448,6 +466,9 @@ func (t *Task) Validate() error {
 		if err := a.Validate(); err != nil {
 			add("task %q: %w", t.Name, err)
 		}
+	}
+	if err := t.Lifecycle.Validate(); err != nil {
+		add("task %q: %w", t.Name, err)
 	}
 	if r := t.Resources; r != nil {
 		if r.CPU < 0 || r.MemoryMB < 0 {
@@ -613,6 +634,13 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
 	c.Networks = copyNetworks(tg.Networks)
+	c.Volumes = copyVolumes(tg.Volumes)
+	c.EphemeralDisk = tg.EphemeralDisk.Copy()
+	c.Disconnect = tg.Disconnect.Copy()
+	if tg.MaxClientDisconnect != nil {
+		v := *tg.MaxClientDisconnect
+		c.MaxClientDisconnect = &v
+	}
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp
@@ -641,6 +669,8 @@ func (t *Task) Copy() *Task {
 	c.Constraints = copyConstraints(t.Constraints)
 	c.Affinities = copyAffinities(t.Affinities)
 	c.Resources = t.Resources.Copy()
+	c.Lifecycle = t.Lifecycle.Copy()
+	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	if t.LogConfig != nil {
 		lc := *t.LogConfig
 		c.LogConfig = &lc

@@ -58,6 +58,9 @@ type Node struct {
 	Meta          map[string]string
 	NodeResources *NodeResources
 	Drivers       map[string]*DriverInfo
+	// HostVolumes are the host volumes the client offers, by name
+	// (structs/volumes.go).
+	HostVolumes map[string]*ClientHostVolumeConfig `json:",omitempty"`
 
 	Status                string
 	StatusDescription     string
@@ -165,6 +168,7 @@ func (n *Node) Copy() *Node {
 	c.Attributes = maps.Clone(n.Attributes)
 	c.Meta = maps.Clone(n.Meta)
 	c.NodeResources = n.NodeResources.Copy()
+	c.HostVolumes = copyHostVolumes(n.HostVolumes)
 	if n.Drivers != nil {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, v := range n.Drivers {
