@@ -105,6 +105,7 @@ type AllocRunner struct {
 	onUpdate func(*structs.Allocation)
 	tasks    []*taskRunner // fixed in New
 	waitCh   chan struct{}
+	changed  chan struct{} // a task's state changed (lifecycle.go)
 	store    StateStore
 	restored bool
 	sharing  GPUSharing
@@ -178,6 +179,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock:    cfg.Clock,
 		onUpdate: cfg.OnUpdate,
 		waitCh:   make(chan struct{}),
+		changed:  make(chan struct{}, 1),
 		detachCh: make(chan struct{}),
 		alloc:    alloc,
 		states:   map[string]*structs.TaskState{},
@@ -214,7 +216,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			continue
 		}
 		d := cfg.Drivers[task.Driver]
-		tr := newTaskRunner(ar, task, d, newRestartTracker(tg.RestartPolicy, alloc.Job.Type))
+		tr := newTaskRunner(ar, task, d, lifecycleRestartTracker(tg.RestartPolicy, alloc.Job.Type, task))
 		if r := cfg.Restore; r != nil {
 			if s := r.TaskStates[task.Name]; s != nil {
 				ar.states[task.Name] = s.Copy()
@@ -284,33 +286,7 @@ func (ar *AllocRunner) Run() {
 	}()
 	ar.shares = shares
 	ar.recordGPUShares(shares)
-	done := make(chan *taskRunner, len(ar.tasks))
-	for _, tr := range ar.tasks {
-		go func() {
-			tr.run()
-			done <- tr
-		}()
-	}
-	deadline, maxRun := ar.runDeadline()
-	for range ar.tasks {
-		var tr *taskRunner
-		select {
-		case tr = <-done:
-		case <-deadline:
-			deadline = nil
-			for _, t := range ar.tasks {
-				t.kill(TaskMaxRunTimeExceeded, fmt.Sprintf("Job max_run_time %v exceeded", maxRun))
-			}
-			tr = <-done
-		}
-		if ar.taskFailed(tr.task.Name) {
-			for _, sib := range ar.tasks {
-				if sib != tr {
-					sib.kill(TaskSiblingFailed, fmt.Sprintf("Task %q failed", tr.task.Name))
-				}
-			}
-		}
-	}
+	ar.runTasks() // lifecycle.go
 	ar.logger.Debug("allocation finished", "status", ar.Alloc().ClientStatus)
 }
 
@@ -438,7 +414,9 @@ func (ar *AllocRunner) preempt(alloc *structs.Allocation) {
 // once; wait on WaitCh.
 func (ar *AllocRunner) Kill(reason string) {
 	for _, tr := range ar.tasks {
-		tr.kill(structs.TaskKilling, reason)
+		if !tr.task.IsHook(structs.TaskLifecycleHookPoststop) { // they run next
+			tr.kill(structs.TaskKilling, reason)
+		}
 	}
 }
 
@@ -485,6 +463,7 @@ func (ar *AllocRunner) mutate(task string, fn func(s *structs.TaskState)) {
 	fn(ar.states[task])
 	ar.persistLocked(task)
 	ar.notifyLocked()
+	ar.signalChange()
 }
 
 // persistLocked saves one task's state. It runs under ar.mu so that
@@ -512,7 +491,7 @@ func (ar *AllocRunner) persistHandle(task string, h *drivers.TaskHandle) {
 }
 
 func (ar *AllocRunner) fillClientStateLocked(a *structs.Allocation) {
-	a.ClientStatus, a.ClientDescription = ClientStatus(ar.states)
+	a.ClientStatus, a.ClientDescription = clientStatus(ar.states, poststopPending(ar.tasks, ar.states))
 	if ar.setupErr != nil {
 		a.ClientStatus, a.ClientDescription = structs.AllocClientStatusFailed, ar.setupErr.Error()
 	}

@@ -348,7 +348,7 @@ func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled
 // records Killing, Terminated and Killed.
 func (tr *taskRunner) stop(id string, waitCh <-chan *drivers.ExitResult) {
 	switch tr.killType {
-	case TaskSiblingFailed, TaskMaxRunTimeExceeded:
+	case TaskSiblingFailed, TaskMaxRunTimeExceeded, structs.TaskLeaderDead, structs.TaskMainDead:
 		tr.emit(&structs.TaskEvent{Type: tr.killType, Message: tr.killReason}, nil)
 	case structs.TaskPreempted:
 		tr.emit(&structs.TaskEvent{
