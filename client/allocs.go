@@ -169,8 +169,9 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Logger:   c.logger.Named("alloc"),
 		Store:    c.db,
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
-		GPUSharing: gpuSharing{c},
-		Users:      c.cfg.Users,
+		GPUSharing:  gpuSharing{c},
+		Users:       c.cfg.Users,
+		HostVolumes: c.cfg.HostVolumes,
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -208,15 +209,16 @@ func (c *Client) restoreRunners() {
 	for _, s := range stored {
 		a := s.Alloc
 		ar, err := allocrunner.New(&allocrunner.Config{
-			Alloc:      a,
-			DataDir:    c.cfg.DataDir,
-			Drivers:    c.drivers,
-			OnUpdate:   c.queueUpdate,
-			Logger:     c.logger.Named("alloc"),
-			Store:      c.db,
-			Restore:    &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
-			GPUSharing: gpuSharing{c},
-			Users:      c.cfg.Users,
+			Alloc:       a,
+			DataDir:     c.cfg.DataDir,
+			Drivers:     c.drivers,
+			OnUpdate:    c.queueUpdate,
+			Logger:      c.logger.Named("alloc"),
+			Store:       c.db,
+			Restore:     &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
+			GPUSharing:  gpuSharing{c},
+			Users:       c.cfg.Users,
+			HostVolumes: c.cfg.HostVolumes,
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation; its tasks are killed", "alloc_id", a.ID, "error", err)

@@ -58,6 +58,7 @@ func (c *Client) buildNode(ctx context.Context) (*structs.Node, error) {
 		NodeClass:             c.cfg.NodeClass,
 		Attributes:            host.Attributes,
 		Meta:                  maps.Clone(c.cfg.Meta),
+		HostVolumes:           hostVolumes(c.cfg.HostVolumes),
 		Drivers:               map[string]*structs.DriverInfo{},
 		Status:                structs.NodeStatusReady,
 		SchedulingEligibility: structs.NodeSchedulingEligible,

@@ -231,6 +231,8 @@ type TaskConfig struct {
 	// filesystem expose it. Never taken from the task's env, which the
 	// job writes.
 	MPSPipeDir string
+	// Mounts are the task's host volume mounts (mounts.go).
+	Mounts []*MountConfig
 }
 
 // LogOptions returns the rotation limits of the task's output logs.

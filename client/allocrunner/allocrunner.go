@@ -92,6 +92,8 @@ type Config struct {
 	GPUSharing GPUSharing
 	// Users is which users tasks may run as (userpolicy.go).
 	Users UserPolicy
+	// HostVolumes are the host volumes this client offers (volumes.go).
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -111,6 +113,9 @@ type AllocRunner struct {
 	sharing  GPUSharing
 	shares   *gpuShares // set by Run before any task starts
 	users    UserPolicy
+	// hostVolumes and mounts: volumes.go; mounts is set by prepare.
+	hostVolumes map[string]*structs.ClientHostVolumeConfig
+	mounts      map[string][]*drivers.MountConfig
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -187,6 +192,8 @@ func New(cfg *Config) (*AllocRunner, error) {
 		restored: cfg.Restore != nil,
 		sharing:  cfg.GPUSharing,
 		users:    cfg.Users,
+
+		hostVolumes: cfg.HostVolumes,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -321,6 +328,11 @@ func (ar *AllocRunner) prepare() error {
 	for _, tr := range ar.tasks {
 		if tr.driver == nil {
 			return fmt.Errorf("task %q: driver %q is not available on this node", tr.task.Name, tr.task.Driver)
+		}
+	}
+	if tg, err := taskGroup(ar.Alloc()); err == nil {
+		if ar.mounts, err = resolveMounts(tg, ar.hostVolumes); err != nil {
+			return err
 		}
 	}
 	// Tasks run as users other than the agent's (nobody by default): the

@@ -438,6 +438,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		Resources:        taskResources(alloc, tr.task.Name),
 		DeviceIDs:        DeviceIDs(alloc, tr.task.Name),
 		MPSPipeDir:       share[EnvMPSPipeDirectory],
+		Mounts:           ar.mounts[tr.task.Name],
 	}
 }
 

@@ -263,6 +263,7 @@ func (a *Agent) startClient() error {
 		GCMaxAllocs:          a.config.Client.GCMaxAllocs,
 		GCDiskUsageThreshold: a.config.Client.GCDiskUsageThreshold,
 		GPUHistory:           a.config.Client.GPUHistory.config(),
+		HostVolumes:          a.config.Client.hostVolumes(),
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

@@ -138,6 +138,8 @@ type ClientConfig struct {
 	// GPUHistory is the GPU utilisation history the client keeps
 	// (config_gpu_history.go).
 	GPUHistory *GPUHistoryConfig `hcl:"gpu_history,block"`
+	// HostVolumes are host dirs jobs may mount (config_host_volume.go).
+	HostVolumes []*HostVolumeConfig `hcl:"host_volume,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -341,6 +343,7 @@ func (c *Config) Merge(o *Config) {
 		}
 		c.Client.mergeGC(cl)
 		c.Client.mergeSafety(cl)
+		c.Client.mergeHostVolumes(cl)
 		if cl.GPUHistory != nil {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
@@ -391,6 +394,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)
 	errs = append(errs, c.Client.validateSafety()...)
+	errs = append(errs, c.Client.validateHostVolumes()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
 	}
