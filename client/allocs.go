@@ -169,9 +169,10 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Logger:   c.logger.Named("alloc"),
 		Store:    c.db,
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
-		GPUSharing:  gpuSharing{c},
-		Users:       c.cfg.Users,
-		HostVolumes: c.cfg.HostVolumes,
+		GPUSharing:   gpuSharing{c},
+		Users:        c.cfg.Users,
+		HostVolumes:  c.cfg.HostVolumes,
+		PreviousDone: c.previousDoneLocked(a),
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)

@@ -17,3 +17,13 @@ func hostVolumes(in map[string]*structs.ClientHostVolumeConfig) map[string]*stru
 	}
 	return out
 }
+
+// previousDoneLocked is closed when the allocation a replaces has ended
+// on this client; nil when this client does not run it. Called with
+// c.mu held.
+func (c *Client) previousDoneLocked(a *structs.Allocation) <-chan struct{} {
+	if r := c.runners[a.PreviousAllocation]; r != nil && a.PreviousAllocation != "" {
+		return r.ar.WaitCh()
+	}
+	return nil
+}

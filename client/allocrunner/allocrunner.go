@@ -94,6 +94,10 @@ type Config struct {
 	Users UserPolicy
 	// HostVolumes are the host volumes this client offers (volumes.go).
 	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// PreviousDone, when set, is closed once the allocation this one
+	// replaces (PreviousAllocation) is dead on this client: a sticky
+	// ephemeral disk's data moves over after it (sticky.go).
+	PreviousDone <-chan struct{}
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -116,6 +120,7 @@ type AllocRunner struct {
 	// hostVolumes and mounts: volumes.go; mounts is set by prepare.
 	hostVolumes map[string]*structs.ClientHostVolumeConfig
 	mounts      map[string][]*drivers.MountConfig
+	prevDone    <-chan struct{}
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -194,6 +199,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		users:    cfg.Users,
 
 		hostVolumes: cfg.HostVolumes,
+		prevDone:    cfg.PreviousDone,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -278,6 +284,9 @@ func (ar *AllocRunner) Run() {
 		ar.logger.Error("allocation setup", "error", err)
 		ar.failSetup(err)
 		return
+	}
+	if err := ar.migrateSticky(); err != nil { // sticky.go
+		ar.logger.Warn("sticky ephemeral disk", "error", err)
 	}
 	shares, err := ar.startGPUShares()
 	if err != nil {

@@ -155,3 +155,37 @@ func TestStopRunsPoststop(t *testing.T) {
 		t.Errorf("prestart restarted %d times", got.TaskStates["init"].Restarts)
 	}
 }
+
+// TestStickyDataMovesFromPrevious: with a sticky ephemeral disk, the
+// previous allocation's alloc/data on this node is moved into the new
+// one before its tasks start, once the previous one is done.
+func TestStickyDataMovesFromPrevious(t *testing.T) {
+	alloc := testAlloc(structs.JobTypeBatch, noRestarts, shTask("main", `test "$(cat "$NOMAD_ALLOC_DIR/data/state")" = kept`))
+	alloc.Job.TaskGroups[0].EphemeralDisk = &structs.EphemeralDisk{SizeMB: 100, Sticky: true}
+	alloc.PreviousAllocation = structs.GenerateUUID()
+	ar, _ := newRunner(t, alloc)
+	prevData := filepath.Join(SharedDir(filepath.Join(filepath.Dir(ar.AllocDir()), alloc.PreviousAllocation)), "data")
+	if err := os.MkdirAll(prevData, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(prevData, "state"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prevDone := make(chan struct{})
+	ar.prevDone = prevDone
+	go ar.Run()
+	select {
+	case <-ar.WaitCh():
+		t.Fatal("ran before the previous allocation was done")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(prevDone)
+	waitDone(t, ar)
+	got := ar.Alloc()
+	if got.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("status %q, want complete (the task saw the data); %s", got.ClientStatus, describeTasks(got))
+	}
+	if !slices.Contains(eventTypes(got.TaskStates["main"]), TaskStickyData) {
+		t.Errorf("events %v, want %q", eventTypes(got.TaskStates["main"]), TaskStickyData)
+	}
+}

@@ -395,6 +395,7 @@ func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Optio
 		TaskGroup:          pl.group.Name,
 		AllocatedResources: option.Resources,
 		Metrics:            metric,
+		PreviousAllocation: pl.previous,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         now,

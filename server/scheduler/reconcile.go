@@ -30,6 +30,9 @@ type placement struct {
 	group *structs.TaskGroup
 	name  string
 	index int
+	// previous is the allocation this one replaces in an update ("":
+	// none); a sticky ephemeral disk's data follows it on the same node.
+	previous string
 }
 
 // reconciliation is the difference between what a job asks for and the
@@ -143,7 +146,7 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 	}
 	for _, a := range replace {
 		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
-		place = append(place, placement{group: tg, name: a.Name, index: a.Index()})
+		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), previous: a.ID})
 	}
 	for i := len(extras) - 1; i >= 0; i-- {
 		r.stops = append(r.stops, stop{alloc: extras[i], desc: DescScaledDown})
