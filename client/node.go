@@ -74,6 +74,9 @@ func (c *Client) buildNode(ctx context.Context) (*structs.Node, error) {
 		node.Meta = map[string]string{}
 	}
 	node.NodeResources.Devices = c.fingerprintGPUs(node.Name)
+	if mb, ok := diskFreeMB(c.cfg.DataDir); ok {
+		node.NodeResources.Disk.DiskMB = mb
+	}
 	for name, d := range c.drivers {
 		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		info := d.Fingerprint(fctx)

@@ -60,3 +60,16 @@ func (tg *TaskGroup) DiskMB() int {
 	}
 	return tg.EphemeralDisk.SizeMB
 }
+
+// NodeDiskResources is the disk a node offers ephemeral disks (Nomad's
+// NodeResources.Disk): the free space of the client's data dir when it
+// registered, in MB.
+type NodeDiskResources struct {
+	DiskMB int64
+}
+
+// Fits reports whether ephemeral disks of usedMB fit; a node that
+// reports no disk (0) is not counted against.
+func (d NodeDiskResources) Fits(usedMB int64) bool {
+	return d.DiskMB <= 0 || usedMB <= d.DiskMB
+}

@@ -84,6 +84,9 @@ type NodeResources struct {
 	Cpu     NodeCpuResources
 	Memory  NodeMemoryResources
 	Devices []*NodeDeviceResource
+	// Disk is the disk allocations' ephemeral disks may take
+	// (structs/ephemeral_disk.go); 0: not reported, not counted.
+	Disk NodeDiskResources
 }
 
 // NodeCpuResources is CPU capacity in MHz across all cores.

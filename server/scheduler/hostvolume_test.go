@@ -73,30 +73,3 @@ func TestHostVolumeMissingEverywhere(t *testing.T) {
 		t.Errorf("metric: got %+v, want one node filtered per reason", m)
 	}
 }
-
-// TestUpdateRecordsPreviousAllocation: a destructive update's
-// replacement names the allocation it replaces, for a sticky ephemeral
-// disk's data to follow it.
-func TestUpdateRecordsPreviousAllocation(t *testing.T) {
-	h := schedtest.NewHarness(t)
-	h.UpsertNode(schedtest.Node("a", 0, "", 0))
-	job := schedtest.ServiceJob("sticky", 1)
-	job.TaskGroups[0].EphemeralDisk = &structs.EphemeralDisk{SizeMB: 100, Sticky: true}
-	process(t, h, h.RegisterJob(job))
-	old := h.LiveAllocs(ns, "sticky")
-	if len(old) != 1 || old[0].PreviousAllocation != "" {
-		t.Fatalf("first placement: got %+v", old)
-	}
-
-	job = job.Copy()
-	job.TaskGroups[0].Tasks[0].Config = map[string]any{"command": "/bin/sleep", "args": []any{"7200"}}
-	process(t, h, h.RegisterJob(job))
-
-	live := h.LiveAllocs(ns, "sticky")
-	if len(live) != 1 || live[0].ID == old[0].ID {
-		t.Fatalf("after the update: got %d live allocations, want one new one", len(live))
-	}
-	if got := live[0].PreviousAllocation; got != old[0].ID {
-		t.Errorf("PreviousAllocation: got %q, want %q", got, old[0].ID)
-	}
-}
