@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -31,7 +32,7 @@ type MountConfig struct {
 // job was validated; checked again here.
 func (m *MountConfig) TaskDirPath(taskDir string) (string, error) {
 	rel := strings.TrimLeft(filepath.Clean("/"+m.TaskPath), "/")
-	if rel == "" || rel == "." || strings.HasPrefix(rel, "..") {
+	if rel == "" || slices.Contains(strings.Split(filepath.ToSlash(m.TaskPath), "/"), "..") {
 		return "", fmt.Errorf("%w: volume_mount destination %q", ErrInvalidConfig, m.TaskPath)
 	}
 	return filepath.Join(taskDir, rel), nil
