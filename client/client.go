@@ -366,7 +366,7 @@ func (c *Client) Shutdown() error {
 				// so all of them wait at once.
 				go r.ar.Detach()
 			} else {
-				r.ar.Kill("client shutting down")
+				r.ar.KillAll("client shutting down") // poststop tasks do not run
 			}
 		}
 		for _, r := range runners {

@@ -119,6 +119,9 @@ func (v *VolumeRequest) Validate(name string) error {
 	if v.PerAlloc {
 		errs = append(errs, fmt.Errorf("volume %q: per_alloc is for CSI volumes", name))
 	}
+	if v.Sticky {
+		errs = append(errs, fmt.Errorf("volume %q: sticky is for dynamic host volumes, which Drover does not have", name))
+	}
 	if v.AccessMode != "" || v.AttachmentMode != "" {
 		errs = append(errs, fmt.Errorf("volume %q: access_mode and attachment_mode are for CSI volumes", name))
 	}

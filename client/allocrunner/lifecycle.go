@@ -188,3 +188,12 @@ func poststopPending(tasks []*taskRunner, states map[string]*structs.TaskState) 
 	}
 	return out
 }
+
+// KillAll stops every task, poststop ones included, which then do not
+// run: for a client shutting down, which waits for its tasks to die (at
+// most their kill timeouts). Kill is the stop that runs poststop tasks.
+func (ar *AllocRunner) KillAll(reason string) {
+	for _, tr := range ar.tasks {
+		tr.kill(structs.TaskKilling, reason)
+	}
+}

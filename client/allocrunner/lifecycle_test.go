@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/drivers/drivertest"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -187,5 +188,40 @@ func TestStickyDataMovesFromPrevious(t *testing.T) {
 	}
 	if !slices.Contains(eventTypes(got.TaskStates["main"]), TaskStickyData) {
 		t.Errorf("events %v, want %q", eventTypes(got.TaskStates["main"]), TaskStickyData)
+	}
+}
+
+// TestRestoreAfterPrestart: a client restarted after the prestart task
+// finished and before the main task started does not run the prestart
+// task again and starts the main task.
+func TestRestoreAfterPrestart(t *testing.T) {
+	db := openState(t)
+	dataDir := drivertest.ReachableTempDir(t)
+	d := `"$NOMAD_ALLOC_DIR/data"`
+	alloc := testAlloc(structs.JobTypeBatch, noRestarts,
+		hooked(shTask("init", `echo x >> `+d+`/init`), structs.TaskLifecycleHookPrestart, false),
+		shTask("main", `touch `+d+`/main`),
+	)
+	if err := db.PutAlloc(alloc); err != nil {
+		t.Fatal(err)
+	}
+	done := &structs.TaskState{State: structs.TaskStateDead, StartedAt: time.Now(), FinishedAt: time.Now()}
+	if err := db.PutTaskState(alloc.ID, "init", done); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutTaskState(alloc.ID, "main", &structs.TaskState{State: structs.TaskStatePending}); err != nil {
+		t.Fatal(err)
+	}
+	ar, _ := restoreRunner(t, db, dataDir, alloc.ID)
+	got := runToEnd(t, ar)
+	if got.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("status %q, want complete; %s", got.ClientStatus, describeTasks(got))
+	}
+	data := filepath.Join(SharedDir(ar.AllocDir()), "data")
+	if _, err := os.Stat(filepath.Join(data, "init")); !os.IsNotExist(err) {
+		t.Errorf("prestart ran again after the restart: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(data, "main")); err != nil {
+		t.Errorf("main did not run: %v", err)
 	}
 }
