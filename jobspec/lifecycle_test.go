@@ -80,14 +80,14 @@ func TestTaskFeatureErrors(t *testing.T) {
 			want: `job.hcl:5,14: ...`,
 		},
 		{
-			name: "max_client_disconnect",
-			src:  groupSrc("    max_client_disconnect = \"5m\"\n" + mainTask),
-			want: `job.hcl:1,1: Invalid job; job "x": group "g": max_client_disconnect: not supported yet: ...`,
+			name: "max_client_disconnect with disconnect",
+			src:  groupSrc("    max_client_disconnect = \"5m\"\n    disconnect {\n      lost_after = \"1h\"\n    }\n" + mainTask),
+			want: `job.hcl:1,1: Invalid job; job "x": group "g": max_client_disconnect and the disconnect block cannot both be set (use disconnect.lost_after)`,
 		},
 		{
-			name: "disconnect lost_after",
-			src:  groupSrc("    disconnect {\n      lost_after = \"1h\"\n    }\n" + mainTask),
-			want: `job.hcl:1,1: Invalid job; job "x": group "g": disconnect: lost_after: not supported yet: ...`,
+			name: "disconnect stop_on_client_after",
+			src:  groupSrc("    disconnect {\n      stop_on_client_after = \"1h\"\n    }\n" + mainTask),
+			want: `job.hcl:1,1: Invalid job; job "x": group "g": disconnect: stop_on_client_after is not supported yet ...`,
 		},
 		{
 			name: "disconnect bad reconcile",

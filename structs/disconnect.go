@@ -108,26 +108,48 @@ func (tg *TaskGroup) validateDisconnect() error {
 	return tg.disconnectSupported()
 }
 
-// errDisconnectUnsupported explains what Drover does instead.
-const errDisconnectUnsupported = "not supported yet: Drover marks the allocations of a node that misses its heartbeats lost and replaces them at once"
+// AllocClientStatusUnknown is the client status of an allocation whose
+// node missed its heartbeats, within its group's disconnect window: it
+// may still run, and is neither lost nor stopped yet (Nomad's).
+const AllocClientStatusUnknown = "unknown"
 
-// disconnectSupported refuses settings that would need allocations to
-// wait out a disconnect ("unknown" allocations), which Drover does not
-// have yet. What keeps Drover's behaviour (lost at once, replaced) is
-// accepted.
-func (tg *TaskGroup) disconnectSupported() error {
-	if m := tg.MaxClientDisconnect; m != nil && *m > 0 {
-		return fmt.Errorf("max_client_disconnect: %s", errDisconnectUnsupported)
+// DescNodeDisconnected is the client description of such an allocation.
+const DescNodeDisconnected = "alloc is unknown since its node is disconnected"
+
+// DisconnectWindow is how long the group's allocations on a node that
+// missed its heartbeats stay unknown before they are lost:
+// disconnect.lost_after, else max_client_disconnect; 0 for none.
+func (tg *TaskGroup) DisconnectWindow() time.Duration {
+	switch {
+	case tg == nil:
+		return 0
+	case tg.Disconnect != nil && tg.Disconnect.LostAfter > 0:
+		return tg.Disconnect.LostAfter
+	case tg.MaxClientDisconnect != nil:
+		return *tg.MaxClientDisconnect
 	}
+	return 0
+}
+
+// ReplaceDisconnected reports whether the group's unknown allocations
+// are replaced while their node is away (disconnect.replace, default
+// true).
+func (tg *TaskGroup) ReplaceDisconnected() bool {
+	return tg == nil || tg.Disconnect == nil || tg.Disconnect.Replace == nil || *tg.Disconnect.Replace
+}
+
+// disconnectSupported refuses what Drover does not do yet: a client
+// stopping its own allocations after a while disconnected, and keeping
+// the replacement (or the longest running) over the original when the
+// node returns. Drover keeps the original (best_score counts as that).
+func (tg *TaskGroup) disconnectSupported() error {
 	d := tg.Disconnect
 	switch {
 	case d == nil:
-	case d.LostAfter > 0:
-		return fmt.Errorf("disconnect: lost_after: %s", errDisconnectUnsupported)
 	case d.StopOnClientAfter != nil:
-		return fmt.Errorf("disconnect: stop_on_client_after: %s", errDisconnectUnsupported)
-	case d.Replace != nil && !*d.Replace:
-		return fmt.Errorf("disconnect: replace = false: %s", errDisconnectUnsupported)
+		return errors.New("disconnect: stop_on_client_after is not supported yet (a disconnected client keeps its allocations running)")
+	case d.Reconcile == ReconcileOptionKeepReplacement || d.Reconcile == ReconcileOptionLongestRunning:
+		return fmt.Errorf("disconnect: reconcile %q is not supported yet (Drover keeps the original allocation: keep_original, best_score)", d.Reconcile)
 	}
 	return nil
 }

@@ -26,8 +26,11 @@ func TestTaskGroupFeatureValidation(t *testing.T) {
 		{"mount without volume", &TaskGroup{Tasks: []*Task{{Name: "m", Driver: "d", VolumeMounts: []*VolumeMount{{Volume: "v", Destination: "/d"}}}}}, `the group has no volume "v"`},
 		{"migrate", &TaskGroup{Tasks: []*Task{main()}, EphemeralDisk: &EphemeralDisk{SizeMB: 100, Migrate: true}}, "migrate is not supported"},
 		{"tiny disk", &TaskGroup{Tasks: []*Task{main()}, EphemeralDisk: &EphemeralDisk{SizeMB: 1}}, "size 1 MB must be between"},
-		{"max_client_disconnect", &TaskGroup{Tasks: []*Task{main()}, MaxClientDisconnect: dur(time.Minute)}, "max_client_disconnect: not supported yet"},
-		{"replace false", &TaskGroup{Tasks: []*Task{main()}, Disconnect: &DisconnectStrategy{Replace: &no}}, "replace = false: not supported yet"},
+		{"max_client_disconnect", &TaskGroup{Tasks: []*Task{main()}, MaxClientDisconnect: dur(time.Minute)}, ""},
+		{"both windows", &TaskGroup{Tasks: []*Task{main()}, MaxClientDisconnect: dur(time.Minute), Disconnect: &DisconnectStrategy{LostAfter: time.Minute}}, "cannot both be set"},
+		{"replace false", &TaskGroup{Tasks: []*Task{main()}, Disconnect: &DisconnectStrategy{LostAfter: time.Hour, Replace: &no}}, ""},
+		{"stop_on_client_after", &TaskGroup{Tasks: []*Task{main()}, Disconnect: &DisconnectStrategy{StopOnClientAfter: dur(time.Minute)}}, "stop_on_client_after is not supported yet"},
+		{"keep_replacement", &TaskGroup{Tasks: []*Task{main()}, Disconnect: &DisconnectStrategy{Reconcile: ReconcileOptionKeepReplacement}}, `reconcile "keep_replacement" is not supported yet`},
 		{"default disconnect", &TaskGroup{Tasks: []*Task{main()}, Disconnect: &DisconnectStrategy{Reconcile: ReconcileOptionKeepOriginal}}, ""},
 	}
 	for _, tt := range tests {

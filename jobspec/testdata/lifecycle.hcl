@@ -14,7 +14,9 @@ job "web" {
     }
 
     disconnect {
-      reconcile = "keep_original"
+      lost_after = "10m"
+      replace    = false
+      reconcile  = "keep_original"
     }
 
     task "init" {

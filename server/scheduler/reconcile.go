@@ -44,6 +44,9 @@ type reconciliation struct {
 	// spec is unchanged: the plan moves them to the job in place
 	// (structs.Plan.AppendInPlaceUpdate).
 	inplace []*structs.Allocation
+	// lostAt is when the first disconnected allocation's window ends
+	// (zero: none), for a follow-up evaluation to mark it lost.
+	lostAt time.Time
 	// healthyAt is when the first replacement of a rolling update that
 	// runs but has not run for min_healthy_time yet will have (zero:
 	// none): the next batch waits for it.
@@ -112,6 +115,10 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 		case batch && a.DesiredStatus == structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusComplete:
 			occupied[a.Index()] = true
 		case !live(a):
+		case nodeLost(nodes[a.NodeID]) && r.disconnected(a, tg, nodes[a.NodeID], now): // disconnect.go
+			if !tg.ReplaceDisconnected() {
+				occupied[a.Index()] = true
+			}
 		case nodeLost(nodes[a.NodeID]):
 			r.stops = append(r.stops, stop{alloc: a, desc: DescNodeLost, clientStatus: structs.AllocClientStatusLost})
 		case r.stopIfDeviceUnhealthy(a, nodes[a.NodeID]):
