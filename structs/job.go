@@ -798,4 +798,5 @@ type TaskGroupSummary struct {
 	Running  int
 	Starting int
 	Lost     int
+	Unknown  int // on a disconnected node (structs/disconnect.go)
 }

@@ -51,6 +51,9 @@ func TestDisconnectUnknownThenReplacedThenKept(t *testing.T) {
 		}
 	}
 	lastFollowUp(t, h, time.Hour)
+	if sum, err := h.State.JobSummary(nil, ns, "dc"); err != nil || sum.Summary[schedtest.ServiceTask].Unknown != 1 {
+		t.Errorf("job summary: %+v (%v), want one unknown allocation", sum, err)
+	}
 
 	h.SetNodeStatus(a.ID, structs.NodeStatusReady)
 	h.SetClientStatus(orig.ID, structs.AllocClientStatusRunning)
