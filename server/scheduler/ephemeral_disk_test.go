@@ -66,3 +66,34 @@ func TestUpdateRecordsPreviousAllocation(t *testing.T) {
 		t.Errorf("PreviousAllocation: got %q, want %q", got, old[0].ID)
 	}
 }
+
+// TestStickyReplacementStaysOnItsNode: an update's replacement of a
+// group with a sticky ephemeral disk goes back to its node, though
+// bin-packing prefers the fuller node the job without sticky goes to.
+func TestStickyReplacementStaysOnItsNode(t *testing.T) {
+	for _, sticky := range []bool{true, false} {
+		h := schedtest.NewHarness(t)
+		a := schedtest.Node("a", 0, "", 0)
+		h.UpsertNode(a)
+		job := schedtest.ServiceJob("cache", 1)
+		job.TaskGroups[0].EphemeralDisk = &structs.EphemeralDisk{SizeMB: 100, Sticky: sticky}
+		process(t, h, h.RegisterJob(job))
+		b := schedtest.Node("b", 0, "", 0)
+		h.UpsertNode(b)
+		filler := schedtest.ServiceJob("filler", 1)
+		filler.Constraints = []*structs.Constraint{{LTarget: "${node.unique.name}", Operand: "=", RTarget: "b"}}
+		process(t, h, h.RegisterJob(filler))
+
+		job = job.Copy()
+		job.TaskGroups[0].Tasks[0].Config = map[string]any{"command": "/bin/sleep", "args": []any{"7200"}}
+		process(t, h, h.RegisterJob(job))
+
+		want := b.ID
+		if sticky {
+			want = a.ID
+		}
+		if got := onlyAlloc(t, h, "cache"); got.NodeID != want {
+			t.Errorf("sticky %v: replacement on %s, want %s", sticky, got.NodeID, want)
+		}
+	}
+}

@@ -33,6 +33,8 @@ type placement struct {
 	// previous is the allocation this one replaces in an update ("":
 	// none); a sticky ephemeral disk's data follows it on the same node.
 	previous string
+	// previousNode is its node: a sticky ephemeral disk prefers it.
+	previousNode string
 }
 
 // reconciliation is the difference between what a job asks for and the
@@ -153,7 +155,7 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 	}
 	for _, a := range replace {
 		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
-		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), previous: a.ID})
+		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), previous: a.ID, previousNode: a.NodeID})
 	}
 	for i := len(extras) - 1; i >= 0; i-- {
 		r.stops = append(r.stops, stop{alloc: extras[i], desc: DescScaledDown})
