@@ -169,9 +169,11 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Logger:   c.logger.Named("alloc"),
 		Store:    c.db,
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
-		GPUSharing: gpuSharing{c},
-		Users:      c.cfg.Users,
-		Node:       c.Node(),
+		GPUSharing:   gpuSharing{c},
+		Users:        c.cfg.Users,
+		Node:         c.Node(),
+		HostVolumes:  c.cfg.HostVolumes,
+		PreviousDone: c.previousDoneLocked(a),
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -209,16 +211,17 @@ func (c *Client) restoreRunners() {
 	for _, s := range stored {
 		a := s.Alloc
 		ar, err := allocrunner.New(&allocrunner.Config{
-			Alloc:      a,
-			DataDir:    c.cfg.DataDir,
-			Drivers:    c.drivers,
-			OnUpdate:   c.queueUpdate,
-			Logger:     c.logger.Named("alloc"),
-			Store:      c.db,
-			Restore:    &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
-			GPUSharing: gpuSharing{c},
-			Users:      c.cfg.Users,
-			Node:       c.Node(),
+			Alloc:       a,
+			DataDir:     c.cfg.DataDir,
+			Drivers:     c.drivers,
+			OnUpdate:    c.queueUpdate,
+			Logger:      c.logger.Named("alloc"),
+			Store:       c.db,
+			Restore:     &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
+			GPUSharing:  gpuSharing{c},
+			Users:       c.cfg.Users,
+			Node:        c.Node(),
+			HostVolumes: c.cfg.HostVolumes,
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation; its tasks are killed", "alloc_id", a.ID, "error", err)

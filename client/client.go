@@ -132,6 +132,10 @@ type Config struct {
 	// is kept and the idle-allocation window (gpu_history.go); zero
 	// fields take the structs defaults.
 	GPUHistory gpuhistory.Config
+	// HostVolumes are the host volumes the client offers (the agent's
+	// client { host_volume "name" { path read_only } } blocks), by name;
+	// reported on the node and mounted into tasks (host_volumes.go).
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
 }
 
 // UserPolicy is which users exec and raw_exec tasks may run as; see
@@ -370,7 +374,7 @@ func (c *Client) Shutdown() error {
 				// so all of them wait at once.
 				go r.ar.Detach()
 			} else {
-				r.ar.Kill("client shutting down")
+				r.ar.KillAll("client shutting down") // poststop tasks do not run
 			}
 		}
 		for _, r := range runners {

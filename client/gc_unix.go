@@ -19,3 +19,13 @@ func diskUsedPercent(path string) (float64, bool) {
 	}
 	return 100 * used / (used + avail), true
 }
+
+// diskFreeMB returns the space unprivileged users may still write on the
+// file system holding path, in MB (the node's disk for ephemeral disks).
+func diskFreeMB(path string) (int64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil || st.Blocks == 0 {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize) >> 20, true
+}

@@ -58,6 +58,7 @@ func (c *Client) buildNode(ctx context.Context) (*structs.Node, error) {
 		NodeClass:             c.cfg.NodeClass,
 		Attributes:            host.Attributes,
 		Meta:                  maps.Clone(c.cfg.Meta),
+		HostVolumes:           hostVolumes(c.cfg.HostVolumes),
 		Drivers:               map[string]*structs.DriverInfo{},
 		Status:                structs.NodeStatusReady,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
@@ -75,6 +76,9 @@ func (c *Client) buildNode(ctx context.Context) (*structs.Node, error) {
 	node.NodeResources.Devices = c.fingerprintGPUs(node.Name)
 	if err := c.fingerprintNetwork(node); err != nil {
 		return nil, err
+	}
+	if mb, ok := diskFreeMB(c.cfg.DataDir); ok {
+		node.NodeResources.Disk.DiskMB = mb
 	}
 	for name, d := range c.drivers {
 		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)

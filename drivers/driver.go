@@ -234,6 +234,8 @@ type TaskConfig struct {
 	// Ports are the allocation's ports; drivers that map ports (docker's
 	// "ports" config, by label) bind these.
 	Ports []structs.AllocatedPortMapping
+	// Mounts are the task's host volume mounts (mounts.go).
+	Mounts []*MountConfig
 }
 
 // LogOptions returns the rotation limits of the task's output logs.

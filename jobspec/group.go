@@ -32,6 +32,7 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	}
 	d.portLabels = map[string]hcl.Range{}
 	tg.Networks = d.networks(c)
+	d.groupVolumes(c, tg) // volumes.go
 	tasks := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
@@ -152,6 +153,8 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 	if l := d.single(c, "logs"); l != nil {
 		t.LogConfig = d.logs(l)
 	}
+	d.taskLifecycle(c, t) // lifecycle.go
+	d.volumeMounts(c, t)  // volumes.go
 	for _, blk := range c.Blocks {
 		switch blk.Type {
 		case "constraint":

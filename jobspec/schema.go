@@ -46,14 +46,14 @@ var (
 		},
 	}
 	groupSchema = &schema{
-		attrs: []string{"count", "meta"},
+		attrs: []string{"count", "meta", "max_client_disconnect"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
 			block("reschedule"), block("spread"), block("update"), block("gang"), block("network"), block("service"),
+			block("volume", "name"), block("ephemeral_disk"), block("disconnect"),
 		},
 		unsupported: []string{
-			"volume", "ephemeral_disk",
-			"migrate", "scaling", "disconnect", "consul", "vault", "max_client_disconnect",
+			"migrate", "scaling", "consul", "vault",
 			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
 		},
 	}
@@ -68,15 +68,16 @@ var (
 		attrs: []string{"attempts", "interval", "delay", "delay_function", "max_delay", "unlimited"},
 	}
 	taskSchema = &schema{
-		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user"},
+		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user", "leader"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
 			block("constraint"), block("affinity"), block("logs"), block("service"),
+			block("lifecycle"), block("volume_mount"),
 		},
 		unsupported: []string{
-			"artifact", "template", "vault", "volume_mount", "lifecycle",
+			"artifact", "template", "vault",
 			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
-			"leader", "shutdown_delay", "consul", "action", "schedule", "secret",
+			"shutdown_delay", "consul", "action", "schedule", "secret",
 		},
 	}
 	logsSchema = &schema{

@@ -68,6 +68,10 @@ type Allocation struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	// PreviousAllocation is the allocation this one replaces (an update
+	// or a reschedule); a sticky ephemeral disk on the same node takes
+	// its data (structs/ephemeral_disk.go).
+	PreviousAllocation string `json:",omitempty"`
 
 	CreateIndex      uint64
 	ModifyIndex      uint64

@@ -112,6 +112,13 @@ type TaskGroup struct {
 	Services []*Service `json:",omitempty"`
 	Tasks    []*Task
 	Meta     map[string]string
+	// Volumes are the host volumes the group mounts (structs/volumes.go).
+	Volumes map[string]*VolumeRequest `json:",omitempty"`
+	// EphemeralDisk is the group's alloc dir disk (structs/ephemeral_disk.go).
+	EphemeralDisk *EphemeralDisk `json:",omitempty"`
+	// MaxClientDisconnect and Disconnect: structs/disconnect.go.
+	MaxClientDisconnect *time.Duration      `json:",omitempty"`
+	Disconnect          *DisconnectStrategy `json:",omitempty"`
 }
 
 // Task is one process (or container) run by a driver.
@@ -136,6 +143,11 @@ type Task struct {
 	LogConfig *LogConfig
 	// Services are the task's (structs/service.go).
 	Services []*Service `json:",omitempty"`
+	// Lifecycle and Leader order the group's tasks (structs/lifecycle.go).
+	Lifecycle *TaskLifecycleConfig `json:",omitempty"`
+	Leader    bool                 `json:",omitempty"`
+	// VolumeMounts mount the group's volumes (structs/volumes.go).
+	VolumeMounts []*VolumeMount `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -257,6 +269,7 @@ func (j *Job) Canonicalize() {
 		tg.Update.Canonicalize()
 		tg.Gang.Canonicalize()
 		tg.canonicalizeServices(j.Name)
+		tg.Disconnect.Canonicalize()
 		if tg.RestartPolicy == nil {
 			tg.RestartPolicy = DefaultRestartPolicy(j.Type)
 		}
@@ -414,6 +427,11 @@ func (tg *TaskGroup) Validate() error {
 			add("group %q: %w", tg.Name, err)
 		}
 	}
+	for _, err := range []error{tg.validateLifecycle(), tg.validateVolumes(), tg.EphemeralDisk.Validate(), tg.validateDisconnect()} {
+		if err != nil {
+			add("group %q: %w", tg.Name, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -463,6 +481,9 @@ func (t *Task) Validate() error {
 		if err := a.Validate(); err != nil {
 			add("task %q: %w", t.Name, err)
 		}
+	}
+	if err := t.Lifecycle.Validate(); err != nil {
+		add("task %q: %w", t.Name, err)
 	}
 	if r := t.Resources; r != nil {
 		if r.CPU < 0 || r.MemoryMB < 0 {
@@ -629,6 +650,13 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Gang = tg.Gang.Copy()
 	c.Networks = copyNetworks(tg.Networks)
 	c.Services = copyServices(tg.Services)
+	c.Volumes = copyVolumes(tg.Volumes)
+	c.EphemeralDisk = tg.EphemeralDisk.Copy()
+	c.Disconnect = tg.Disconnect.Copy()
+	if tg.MaxClientDisconnect != nil {
+		v := *tg.MaxClientDisconnect
+		c.MaxClientDisconnect = &v
+	}
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp
@@ -658,6 +686,8 @@ func (t *Task) Copy() *Task {
 	c.Affinities = copyAffinities(t.Affinities)
 	c.Resources = t.Resources.Copy()
 	c.Services = copyServices(t.Services)
+	c.Lifecycle = t.Lifecycle.Copy()
+	c.VolumeMounts = copyVolumeMounts(t.VolumeMounts)
 	if t.LogConfig != nil {
 		lc := *t.LogConfig
 		c.LogConfig = &lc
@@ -785,4 +815,5 @@ type TaskGroupSummary struct {
 	Running  int
 	Starting int
 	Lost     int
+	Unknown  int // on a disconnected node (structs/disconnect.go)
 }

@@ -54,6 +54,8 @@ type AllocatedPortMapping struct {
 type AllocatedSharedResources struct {
 	Networks []*NetworkResource     `json:",omitempty"`
 	Ports    []AllocatedPortMapping `json:",omitempty"`
+	// DiskMB is the group's ephemeral disk (structs/ephemeral_disk.go).
+	DiskMB int64 `json:",omitempty"`
 }
 
 // Copy returns a deep copy.
@@ -80,7 +82,7 @@ func copyNetworks(in []*NetworkResource) []*NetworkResource {
 
 // Copy returns a deep copy.
 func (s AllocatedSharedResources) Copy() AllocatedSharedResources {
-	return AllocatedSharedResources{Networks: copyNetworks(s.Networks), Ports: slices.Clone(s.Ports)}
+	return AllocatedSharedResources{Networks: copyNetworks(s.Networks), Ports: slices.Clone(s.Ports), DiskMB: s.DiskMB}
 }
 
 // Port returns the allocated port with label, if any.

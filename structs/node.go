@@ -61,6 +61,9 @@ type Node struct {
 	// ports (structs/network.go).
 	ReservedResources *NodeReservedResources `json:",omitempty"`
 	Drivers           map[string]*DriverInfo
+	// HostVolumes are the host volumes the client offers, by name
+	// (structs/volumes.go).
+	HostVolumes map[string]*ClientHostVolumeConfig `json:",omitempty"`
 
 	Status                string
 	StatusDescription     string
@@ -90,6 +93,9 @@ type NodeResources struct {
 	Networks       []*NetworkResource `json:",omitempty"`
 	MinDynamicPort int                `json:",omitempty"`
 	MaxDynamicPort int                `json:",omitempty"`
+	// Disk is the disk allocations' ephemeral disks may take
+	// (structs/ephemeral_disk.go); 0: not reported, not counted.
+	Disk NodeDiskResources
 }
 
 // NodeCpuResources is CPU capacity in MHz across all cores.
@@ -175,6 +181,7 @@ func (n *Node) Copy() *Node {
 	c.Meta = maps.Clone(n.Meta)
 	c.NodeResources = n.NodeResources.Copy()
 	c.ReservedResources = n.ReservedResources.Copy()
+	c.HostVolumes = copyHostVolumes(n.HostVolumes)
 	if n.Drivers != nil {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, v := range n.Drivers {

@@ -44,6 +44,7 @@ type NodeUsage struct {
 	Node     *Node `json:"-" codec:"-"`
 	CPU      int64
 	MemoryMB int64
+	DiskMB   int64 // ephemeral disks (structs/ephemeral_disk.go)
 	Allocs   int
 	Devices  map[string]DeviceUse // by instance ID; absent when unused
 	// Ports counts the allocations holding each host port (network.go).
@@ -115,6 +116,7 @@ func (u *NodeUsage) Add(alloc *Allocation, sign int) {
 	cpu, mem := alloc.Comparable()
 	u.CPU += int64(sign) * cpu
 	u.MemoryMB += int64(sign) * mem
+	u.DiskMB += int64(sign) * alloc.AllocatedResources.Shared.DiskMB
 	u.Allocs += sign
 	for _, t := range alloc.AllocatedResources.Tasks {
 		for _, d := range t.Devices {
@@ -208,6 +210,9 @@ func (u *NodeUsage) Check(node *Node) (fit bool, dimension string) {
 	}
 	if u.MemoryMB > res.Memory.MemoryMB {
 		return false, "memory"
+	}
+	if !res.Disk.Fits(u.DiskMB) {
+		return false, "disk"
 	}
 	return true, ""
 }

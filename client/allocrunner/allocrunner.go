@@ -96,6 +96,12 @@ type Config struct {
 	// and ${meta.*} in task config and env (interpolate.go); nil leaves
 	// them as written.
 	Node *structs.Node
+	// HostVolumes are the host volumes this client offers (volumes.go).
+	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// PreviousDone, when set, is closed once the allocation this one
+	// replaces (PreviousAllocation) is dead on this client: a sticky
+	// ephemeral disk's data moves over after it (sticky.go).
+	PreviousDone <-chan struct{}
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -109,12 +115,17 @@ type AllocRunner struct {
 	onUpdate func(*structs.Allocation)
 	tasks    []*taskRunner // fixed in New
 	waitCh   chan struct{}
+	changed  chan struct{} // a task's state changed (lifecycle.go)
 	store    StateStore
 	restored bool
 	sharing  GPUSharing
 	shares   *gpuShares // set by Run before any task starts
 	users    UserPolicy
 	node     *structs.Node // read-only
+	// hostVolumes and mounts: volumes.go; mounts is set by prepare.
+	hostVolumes map[string]*structs.ClientHostVolumeConfig
+	mounts      map[string][]*drivers.MountConfig
+	prevDone    <-chan struct{}
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -183,6 +194,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		clock:    cfg.Clock,
 		onUpdate: cfg.OnUpdate,
 		waitCh:   make(chan struct{}),
+		changed:  make(chan struct{}, 1),
 		detachCh: make(chan struct{}),
 		alloc:    alloc,
 		states:   map[string]*structs.TaskState{},
@@ -191,6 +203,9 @@ func New(cfg *Config) (*AllocRunner, error) {
 		sharing:  cfg.GPUSharing,
 		users:    cfg.Users,
 		node:     cfg.Node,
+
+		hostVolumes: cfg.HostVolumes,
+		prevDone:    cfg.PreviousDone,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -220,7 +235,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 			continue
 		}
 		d := cfg.Drivers[task.Driver]
-		tr := newTaskRunner(ar, task, d, newRestartTracker(tg.RestartPolicy, alloc.Job.Type))
+		tr := newTaskRunner(ar, task, d, lifecycleRestartTracker(tg.RestartPolicy, alloc.Job.Type, task))
 		if r := cfg.Restore; r != nil {
 			if s := r.TaskStates[task.Name]; s != nil {
 				ar.states[task.Name] = s.Copy()
@@ -276,6 +291,9 @@ func (ar *AllocRunner) Run() {
 		ar.failSetup(err)
 		return
 	}
+	if err := ar.migrateSticky(); err != nil { // sticky.go
+		ar.logger.Warn("sticky ephemeral disk", "error", err)
+	}
 	shares, err := ar.startGPUShares()
 	if err != nil {
 		ar.logger.Error("allocation setup", "error", err)
@@ -290,33 +308,7 @@ func (ar *AllocRunner) Run() {
 	}()
 	ar.shares = shares
 	ar.recordGPUShares(shares)
-	done := make(chan *taskRunner, len(ar.tasks))
-	for _, tr := range ar.tasks {
-		go func() {
-			tr.run()
-			done <- tr
-		}()
-	}
-	deadline, maxRun := ar.runDeadline()
-	for range ar.tasks {
-		var tr *taskRunner
-		select {
-		case tr = <-done:
-		case <-deadline:
-			deadline = nil
-			for _, t := range ar.tasks {
-				t.kill(TaskMaxRunTimeExceeded, fmt.Sprintf("Job max_run_time %v exceeded", maxRun))
-			}
-			tr = <-done
-		}
-		if ar.taskFailed(tr.task.Name) {
-			for _, sib := range ar.tasks {
-				if sib != tr {
-					sib.kill(TaskSiblingFailed, fmt.Sprintf("Task %q failed", tr.task.Name))
-				}
-			}
-		}
-	}
+	ar.runTasks() // lifecycle.go
 	ar.logger.Debug("allocation finished", "status", ar.Alloc().ClientStatus)
 }
 
@@ -351,6 +343,11 @@ func (ar *AllocRunner) prepare() error {
 	for _, tr := range ar.tasks {
 		if tr.driver == nil {
 			return fmt.Errorf("task %q: driver %q is not available on this node", tr.task.Name, tr.task.Driver)
+		}
+	}
+	if tg, err := taskGroup(ar.Alloc()); err == nil {
+		if ar.mounts, err = resolveMounts(tg, ar.hostVolumes); err != nil {
+			return err
 		}
 	}
 	// Tasks run as users other than the agent's (nobody by default): the
@@ -444,7 +441,9 @@ func (ar *AllocRunner) preempt(alloc *structs.Allocation) {
 // once; wait on WaitCh.
 func (ar *AllocRunner) Kill(reason string) {
 	for _, tr := range ar.tasks {
-		tr.kill(structs.TaskKilling, reason)
+		if !tr.task.IsHook(structs.TaskLifecycleHookPoststop) { // they run next
+			tr.kill(structs.TaskKilling, reason)
+		}
 	}
 }
 
@@ -491,6 +490,7 @@ func (ar *AllocRunner) mutate(task string, fn func(s *structs.TaskState)) {
 	fn(ar.states[task])
 	ar.persistLocked(task)
 	ar.notifyLocked()
+	ar.signalChange()
 }
 
 // persistLocked saves one task's state. It runs under ar.mu so that
@@ -518,7 +518,7 @@ func (ar *AllocRunner) persistHandle(task string, h *drivers.TaskHandle) {
 }
 
 func (ar *AllocRunner) fillClientStateLocked(a *structs.Allocation) {
-	a.ClientStatus, a.ClientDescription = ClientStatus(ar.states)
+	a.ClientStatus, a.ClientDescription = clientStatus(ar.states, poststopPending(ar.tasks, ar.states))
 	if ar.setupErr != nil {
 		a.ClientStatus, a.ClientDescription = structs.AllocClientStatusFailed, ar.setupErr.Error()
 	}

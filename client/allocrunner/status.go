@@ -16,16 +16,23 @@ const (
 // once every task has started at least once (a task waiting to restart
 // still counts); pending before that.
 func ClientStatus(states map[string]*structs.TaskState) (status, description string) {
+	return clientStatus(states, nil)
+}
+
+// clientStatus is ClientStatus where the tasks in notYet (poststop tasks
+// that have not started) need not have started for the allocation to
+// run.
+func clientStatus(states map[string]*structs.TaskState, notYet map[string]bool) (status, description string) {
 	if len(states) == 0 {
 		return structs.AllocClientStatusPending, DescPending
 	}
 	allDead, allStarted, anyStarted := true, true, false
-	for _, s := range states {
+	for name, s := range states {
 		if s.Failed {
 			return structs.AllocClientStatusFailed, DescFailed
 		}
 		dead := s.State == structs.TaskStateDead
-		started := !s.StartedAt.IsZero() || dead
+		started := !s.StartedAt.IsZero() || dead || notYet[name]
 		allDead = allDead && dead
 		allStarted = allStarted && started
 		anyStarted = anyStarted || started

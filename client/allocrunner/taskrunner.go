@@ -348,7 +348,7 @@ func (tr *taskRunner) waitAttempt(id string) (res *drivers.ExitResult, wasKilled
 // records Killing, Terminated and Killed.
 func (tr *taskRunner) stop(id string, waitCh <-chan *drivers.ExitResult) {
 	switch tr.killType {
-	case TaskSiblingFailed, TaskMaxRunTimeExceeded:
+	case TaskSiblingFailed, TaskMaxRunTimeExceeded, structs.TaskLeaderDead, structs.TaskMainDead:
 		tr.emit(&structs.TaskEvent{Type: tr.killType, Message: tr.killReason}, nil)
 	case structs.TaskPreempted:
 		tr.emit(&structs.TaskEvent{
@@ -439,6 +439,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		DeviceIDs:        DeviceIDs(alloc, tr.task.Name),
 		MPSPipeDir:       share[EnvMPSPipeDirectory],
 		Ports:            allocPorts(alloc),
+		Mounts:           ar.mounts[tr.task.Name],
 	}
 }
 

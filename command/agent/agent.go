@@ -264,6 +264,7 @@ func (a *Agent) startClient() error {
 		GCDiskUsageThreshold: a.config.Client.GCDiskUsageThreshold,
 		GPUHistory:           a.config.Client.GPUHistory.config(),
 		Network:              a.network(),
+		HostVolumes:          a.config.Client.hostVolumes(),
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

@@ -145,6 +145,8 @@ type ClientConfig struct {
 	MinDynamicPort   int             `hcl:"min_dynamic_port,optional"`
 	MaxDynamicPort   int             `hcl:"max_dynamic_port,optional"`
 	Reserved         *ReservedConfig `hcl:"reserved,block"`
+	// HostVolumes are host dirs jobs may mount (config_host_volume.go).
+	HostVolumes []*HostVolumeConfig `hcl:"host_volume,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -348,6 +350,7 @@ func (c *Config) Merge(o *Config) {
 		}
 		c.Client.mergeGC(cl)
 		c.Client.mergeSafety(cl)
+		c.Client.mergeHostVolumes(cl)
 		if cl.GPUHistory != nil {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
@@ -400,6 +403,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)
 	errs = append(errs, c.Client.validateSafety()...)
+	errs = append(errs, c.Client.validateHostVolumes()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
 	}

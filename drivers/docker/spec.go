@@ -80,9 +80,13 @@ func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreate
 	case len(spec.args) > 0:
 		ccfg.Cmd = spec.args
 	}
+	volumes, err := hostVolumeMounts(cfg.Mounts) // volumes.go
+	if err != nil {
+		return client.ContainerCreateOptions{}, err
+	}
 	host := &container.HostConfig{
 		Binds:       spec.volumes,
-		Mounts:      spec.mounts,
+		Mounts:      append(spec.mounts, volumes...),
 		NetworkMode: container.NetworkMode(spec.networkMode),
 		Privileged:  spec.privileged,
 	}

@@ -116,6 +116,9 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 		}
 	} else if spec.path, err = resolveCommand(command, env, cfg.TaskDir); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	} else if err := drivers.LinkMounts(cfg.TaskDir, cfg.Mounts); err != nil {
+		// Without isolation, volumes are symlinks as with raw_exec.
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
 	t, err := launch(spec)
 	if err != nil {
@@ -172,6 +175,9 @@ func (d *Driver) isolate(s *launchSpec) error {
 	}
 	root, err := newRootSpec(d.cfg.ChrootEnv, dir, rw, gpus)
 	if err != nil {
+		return err
+	}
+	if root.Volumes, err = volumeBinds(dir, cfg.Mounts); err != nil {
 		return err
 	}
 	s.root, s.devices = root, rules

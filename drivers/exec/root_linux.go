@@ -55,6 +55,8 @@ type rootSpec struct {
 	ReadWrite []string
 	// Devices are host device nodes bound at the same paths inside.
 	Devices []string
+	// Volumes are the task's host volume mounts (volumes_linux.go).
+	Volumes []volumeBind `json:",omitempty"`
 }
 
 // maskedPaths are host paths an isolated task never reads, even where
@@ -163,6 +165,9 @@ func setupRoot(s *rootSpec) error {
 		if err := bindInto(root, d, d, false); err != nil {
 			return err
 		}
+	}
+	if err := bindVolumes(root, s.Volumes); err != nil {
+		return err
 	}
 	if err := maskSecrets(root, s.ReadOnly); err != nil {
 		return err

@@ -183,6 +183,10 @@ func (d *Driver) Start(_ context.Context, cfg *drivers.TaskConfig) (*drivers.Tas
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
+	// No isolation: a volume is a symlink in the task dir.
+	if err := drivers.LinkMounts(cfg.TaskDir, cfg.Mounts); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.tasks[cfg.ID]; ok {

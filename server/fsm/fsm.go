@@ -208,6 +208,9 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64, lose bool) any {
 			if err := tx.LoseStoppedAllocs(req.NodeID, req.UpdatedAt); err != nil {
 				return err
 			}
+			if err := tx.MarkDisconnectedAllocs(req.NodeID, req.UpdatedAt); err != nil {
+				return err
+			}
 		}
 		becameReady = req.Status == structs.NodeStatusReady && prev.Status != structs.NodeStatusReady
 		return tx.UpsertEvals(req.Evals)

@@ -357,7 +357,11 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 		}
 		start := p.now()
 		stack.Penalize(p.failedOn[pl.name])
-		option, victims, metric, err := stack.Place(p)
+		option, metric, err := p.placeOnPrevious(stack, pl) // sticky.go
+		var victims []*structs.Allocation
+		if option == nil && err == nil {
+			option, victims, metric, err = stack.Place(p)
+		}
 		if err == nil {
 			err = p.errWalk
 		}
@@ -395,6 +399,7 @@ func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Optio
 		TaskGroup:          pl.group.Name,
 		AllocatedResources: option.Resources,
 		Metrics:            metric,
+		PreviousAllocation: pl.previous,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         now,

@@ -30,6 +30,11 @@ type placement struct {
 	group *structs.TaskGroup
 	name  string
 	index int
+	// previous is the allocation this one replaces in an update ("":
+	// none); a sticky ephemeral disk's data follows it on the same node.
+	previous string
+	// previousNode is its node: a sticky ephemeral disk prefers it.
+	previousNode string
 }
 
 // reconciliation is the difference between what a job asks for and the
@@ -41,6 +46,9 @@ type reconciliation struct {
 	// spec is unchanged: the plan moves them to the job in place
 	// (structs.Plan.AppendInPlaceUpdate).
 	inplace []*structs.Allocation
+	// lostAt is when the first disconnected allocation's window ends
+	// (zero: none), for a follow-up evaluation to mark it lost.
+	lostAt time.Time
 	// healthyAt is when the first replacement of a rolling update that
 	// runs but has not run for min_healthy_time yet will have (zero:
 	// none): the next batch waits for it.
@@ -109,6 +117,10 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 		case batch && a.DesiredStatus == structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusComplete:
 			occupied[a.Index()] = true
 		case !live(a):
+		case nodeLost(nodes[a.NodeID]) && r.disconnected(a, tg, nodes[a.NodeID], now): // disconnect.go
+			if !tg.ReplaceDisconnected() {
+				occupied[a.Index()] = true
+			}
 		case nodeLost(nodes[a.NodeID]):
 			r.stops = append(r.stops, stop{alloc: a, desc: DescNodeLost, clientStatus: structs.AllocClientStatusLost})
 		case r.stopIfDeviceUnhealthy(a, nodes[a.NodeID]):
@@ -143,7 +155,7 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 	}
 	for _, a := range replace {
 		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
-		place = append(place, placement{group: tg, name: a.Name, index: a.Index()})
+		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), previous: a.ID, previousNode: a.NodeID})
 	}
 	for i := len(extras) - 1; i >= 0; i-- {
 		r.stops = append(r.stops, stop{alloc: extras[i], desc: DescScaledDown})

@@ -274,7 +274,7 @@ func (s *GenericScheduler) placePass(in *placeInput, skip map[string]bool) (*pla
 	for _, a := range in.rec.inplace {
 		plan.AppendInPlaceUpdate(a, job)
 	}
-	out := &outcome{snapshotIndex: in.index, retryAt: earliest(in.resched.retryAt, in.rec.healthyAt), gaveUp: in.resched.gaveUp}
+	out := &outcome{snapshotIndex: in.index, retryAt: earliest(earliest(in.resched.retryAt, in.rec.healthyAt), in.rec.lostAt), gaveUp: in.resched.gaveUp}
 	p, err := newPlacer(s.state, plan, in.eval, s.now, in.allocs)
 	if err != nil {
 		return nil, nil, err

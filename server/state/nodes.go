@@ -58,7 +58,10 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 			return err
 		}
 		if status == structs.NodeStatusDown && prev.Status != structs.NodeStatusDown {
-			return tx.LoseStoppedAllocs(nodeID, updatedAt)
+			if err := tx.LoseStoppedAllocs(nodeID, updatedAt); err != nil {
+				return err
+			}
+			return tx.MarkDisconnectedAllocs(nodeID, updatedAt) // disconnect.go
 		}
 		return nil
 	})

@@ -64,6 +64,8 @@ func countAlloc(tg *structs.TaskGroupSummary, clientStatus string) {
 		tg.Failed++
 	case structs.AllocClientStatusLost:
 		tg.Lost++
+	case structs.AllocClientStatusUnknown:
+		tg.Unknown++
 	}
 }
 

@@ -11,6 +11,7 @@ type ask struct {
 	group   *structs.TaskGroup
 	cpu     int64
 	memMB   int64
+	diskMB  int64 // the group's ephemeral disk
 	devices []deviceAsk
 	gpus    int // instances asked of devices of type "gpu"
 	// sliceGPUs of them are slices; sliceCompute is the largest compute
@@ -26,7 +27,7 @@ type deviceAsk struct {
 }
 
 func newAsk(job *structs.Job, tg *structs.TaskGroup) *ask {
-	a := &ask{job: job, group: tg}
+	a := &ask{job: job, group: tg, diskMB: int64(tg.DiskMB())}
 	for _, t := range tg.Tasks {
 		if t.Resources == nil {
 			continue
@@ -65,6 +66,7 @@ func (a *ask) resources(devices map[string][]*structs.AllocatedDeviceResource) *
 		}
 		res.Tasks[t.Name] = tr
 	}
+	res.Shared.DiskMB = a.diskMB
 	return res
 }
 

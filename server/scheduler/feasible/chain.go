@@ -170,6 +170,9 @@ func NewStack(job *structs.Job, tg *structs.TaskGroup, seed string, opts ...Stac
 	s.filter(NewDriverFilter(a.drivers()))                  // every task's driver healthy
 	s.filter(NewConstraintFilter(a.constraints(), checker)) // job, group, task constraints
 	s.filter(&DeviceConstraintFilter{devices: devices})     // each device request matches an instance
+	if f := NewHostVolumeFilter(tg); f != nil {
+		s.filter(f) // every host volume offered, writable where needed
+	}
 	// Feasibility given the plan so far.
 	s.candidateFilters = append(s.candidateFilters, cfg.distinct...) // distinct_property, over the whole job
 	if f := NewDistinctHostsFilter(job, tg); f != nil {

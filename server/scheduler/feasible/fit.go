@@ -26,6 +26,8 @@ func (f *ResourceFit) Fit(c *Candidate) (bool, string) {
 		return false, "cpu"
 	case c.Usage.MemoryMB+f.ask.memMB > res.Memory.MemoryMB:
 		return false, "memory"
+	case !res.Disk.Fits(c.Usage.DiskMB + f.ask.diskMB):
+		return false, "disk"
 	}
 	return true, ""
 }

@@ -109,6 +109,10 @@ func askKind(a *ask, datacenters []string) string {
 	for _, c := range a.constraints() {
 		constraint(c)
 	}
+	b.WriteByte(1)
+	for _, v := range hostVolumeKind(a.group) {
+		field(v)
+	}
 	for _, d := range a.devices {
 		b.WriteByte(1)
 		field(d.req.Name)

@@ -1,0 +1,34 @@
+package drivers
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestLinkMounts: mounts become links under the task dir (an absolute
+// destination made relative); linking again is a no-op; a destination
+// that escapes or that something else holds is refused.
+func TestLinkMounts(t *testing.T) {
+	taskDir, host := t.TempDir(), t.TempDir()
+	mounts := []*MountConfig{{TaskPath: "/srv/data", HostPath: host}, {TaskPath: "vol", HostPath: host}}
+	for range 2 {
+		if err := LinkMounts(taskDir, mounts); err != nil {
+			t.Fatalf("LinkMounts: %v", err)
+		}
+	}
+	for _, p := range []string{"srv/data", "vol"} {
+		if got, err := os.Readlink(filepath.Join(taskDir, p)); err != nil || got != host {
+			t.Errorf("%s: link to %q (%v), want %q", p, got, err, host)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(taskDir, "busy"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*MountConfig{{TaskPath: "busy", HostPath: host}, {TaskPath: "../../etc", HostPath: host}} {
+		if err := LinkMounts(taskDir, []*MountConfig{m}); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("destination %q: got %v, want ErrInvalidConfig", m.TaskPath, err)
+		}
+	}
+}
