@@ -75,6 +75,11 @@ type Job struct {
 	// job's allocations (Drover's; nil means true, see structs/preempt.go).
 	Preemptible *bool
 
+	// AllAtOnce, UI and Migrate are Nomad's (structs/jobmisc.go).
+	AllAtOnce bool             `json:",omitempty"`
+	UI        *JobUIConfig     `json:",omitempty"`
+	Migrate   *MigrateStrategy `json:",omitempty"`
+
 	// Stop is set when the job is deregistered without purge: it stays in
 	// state but all its allocations are stopped.
 	Stop bool
@@ -109,6 +114,12 @@ type TaskGroup struct {
 	Networks []*NetworkResource `json:",omitempty"`
 	Tasks    []*Task
 	Meta     map[string]string
+	// Scaling, Migrate, ShutdownDelay and PreventRescheduleOnLost are
+	// Nomad's (structs/scaling.go, structs/jobmisc.go).
+	Scaling                 *ScalingPolicy   `json:",omitempty"`
+	Migrate                 *MigrateStrategy `json:",omitempty"`
+	ShutdownDelay           time.Duration    `json:",omitempty"`
+	PreventRescheduleOnLost bool             `json:",omitempty"`
 }
 
 // Task is one process (or container) run by a driver.
@@ -131,6 +142,9 @@ type Task struct {
 	// LogConfig bounds the task's log files (nil: the defaults, see
 	// structs/logs.go).
 	LogConfig *LogConfig
+	// ShutdownDelay and Kind are Nomad's (structs/jobmisc.go).
+	ShutdownDelay time.Duration `json:",omitempty"`
+	Kind          string        `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -141,6 +155,11 @@ type Resources struct {
 	// Networks in a task's resources is Nomad's older place for ports;
 	// they are held by the allocation as the group's are.
 	Networks []*NetworkResource `json:",omitempty"`
+	// MemoryMaxMB lets the task use memory past MemoryMB up to it when
+	// the node has it (Nomad's oversubscription); 0: no more than
+	// MemoryMB. DiskMB is Nomad's deprecated disk ask, ignored.
+	MemoryMaxMB int `json:",omitempty"`
+	DiskMB      int `json:",omitempty"`
 }
 
 // RequestedDevice asks for Count devices matching Name
@@ -207,6 +226,8 @@ type RestartPolicy struct {
 	Interval time.Duration
 	Delay    time.Duration
 	Mode     string
+	// RenderTemplates re-renders templates on restart (Nomad's; stored).
+	RenderTemplates bool `json:",omitempty"`
 }
 
 // DefaultRestartPolicy returns Nomad's default restart policy for a job type.
@@ -242,6 +263,7 @@ func (j *Job) Canonicalize() {
 		j.Update = DefaultUpdateStrategy()
 	}
 	j.Update.Canonicalize()
+	j.canonicalizeMisc()
 	for _, tg := range j.TaskGroups {
 		if tg.Update == nil {
 			tg.Update = j.Update.Copy()
@@ -324,6 +346,9 @@ func (j *Job) Validate() error {
 	}
 	if err := j.Update.Validate(); err != nil {
 		add("job %q: %w", j.ID, err)
+	}
+	if err := j.validateMisc(); err != nil {
+		errs = append(errs, err)
 	}
 	seen := map[string]bool{}
 	for _, tg := range j.TaskGroups {
@@ -592,6 +617,7 @@ func (j *Job) Copy() *Job {
 	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
+	c.UI, c.Migrate = j.UI.Copy(), j.Migrate.Copy()
 	if j.Preemptible != nil {
 		v := *j.Preemptible
 		c.Preemptible = &v
@@ -616,6 +642,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
 	c.Networks = copyNetworks(tg.Networks)
+	c.Scaling, c.Migrate = tg.Scaling.Copy(), tg.Migrate.Copy()
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp
