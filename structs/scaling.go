@@ -98,7 +98,7 @@ func (p *ScalingPolicy) validate(count int) error {
 	case *p.Max < 0:
 		add("scaling: max %d must not be negative", *p.Max)
 	case p.Min != nil && *p.Max < *p.Min:
-		add("scaling: max %d must not be less than min %d", *p.Max, *p.Min)
+		add("scaling: max %d must not be less than min %d (min defaults to the group's count)", *p.Max, *p.Min)
 	}
 	if p.Min != nil && *p.Min < 0 {
 		add("scaling: min %d must not be negative", *p.Min)
