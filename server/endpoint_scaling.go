@@ -75,12 +75,12 @@ func (e *scalingEndpoint) GetPolicy(args *structs.ScalingPolicySpecificRequest, 
 	if done, err := s.forward(structs.RPCScalingGetPolicy, args, reply); done {
 		return err
 	}
-	if args.ID == "" {
-		return errMissing(structs.RPCScalingGetPolicy, "policy ID")
-	}
 	keep, err := s.scalingFilter(args.AuthToken, queryNamespace(args.QueryOptions), acl.CapReadScalingPolicy, acl.CapReadJob)
 	if err != nil {
 		return err
+	}
+	if args.ID == "" {
+		return errMissing(structs.RPCScalingGetPolicy, "policy ID")
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		jobs, err := st.Jobs(ws, "*")
