@@ -143,6 +143,14 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"queue list":   func() (cli.Command, error) { return &QueueListCommand{Meta: m}, nil },
 		"queue status": func() (cli.Command, error) { return &QueueStatusCommand{Meta: m}, nil },
 		"queue delete": func() (cli.Command, error) { return &QueueDeleteCommand{Meta: m}, nil },
+		"scaling": func() (cli.Command, error) {
+			return &groupCommand{name: "scaling", synopsis: "Inspect the groups' scaling policies"}, nil
+		},
+		"scaling policy": func() (cli.Command, error) {
+			return &groupCommand{name: "scaling policy", synopsis: "List and show scaling policies"}, nil
+		},
+		"scaling policy list": func() (cli.Command, error) { return &ScalingPolicyListCommand{Meta: m}, nil },
+		"scaling policy info": func() (cli.Command, error) { return &ScalingPolicyInfoCommand{Meta: m}, nil },
 		"operator raft": func() (cli.Command, error) {
 			return &groupCommand{name: "operator raft", synopsis: "Inspect and change the Raft configuration"}, nil
 		},
