@@ -17,7 +17,7 @@ var (
 		attrs:  []string{"description"},
 		blocks: []hcl.BlockHeaderSchema{block("link")},
 	}
-	uiLinkSchema = &schema{attrs: []string{"label", "url"}}
+	uiLinkSchema  = &schema{attrs: []string{"label", "url"}}
 	migrateSchema = &schema{
 		attrs: []string{"max_parallel", "health_check", "min_healthy_time", "healthy_deadline"},
 	}
