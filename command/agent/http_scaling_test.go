@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -20,7 +21,8 @@ func TestScalingPolicies_NomadClient(t *testing.T) {
 	job.Datacenters = []string{"dc1"}
 	tg := nomad.NewTaskGroup("g", 2)
 	tg.Scaling = &nomad.ScalingPolicy{Min: new(int64(1)), Max: new(int64(4)),
-		Policy: map[string]any{"cooldown": "1m"}}
+		Policy: map[string]any{"cooldown": "1m", "check": []any{map[string]any{"cpu": map[string]any{
+			"source": "nomad-apm", "strategy": []any{map[string]any{"target-value": map[string]any{"target": 70}}}}}}}}
 	task := nomad.NewTask("t", "raw_exec").SetConfig("command", "/bin/sleep").SetConfig("args", []string{"60"})
 	job.AddTaskGroup(tg.AddTask(task))
 	job.UI = &nomad.JobUIConfig{Description: "demo", Links: []*nomad.JobUILink{{Label: "Docs", URL: "https://example.com"}}}
@@ -33,7 +35,8 @@ func TestScalingPolicies_NomadClient(t *testing.T) {
 		t.Fatalf("ListPolicies: %+v, %v", stubs, err)
 	}
 	p, _, err := c.Scaling().GetPolicy(stubs[0].ID, nil)
-	if err != nil || *p.Min != 1 || *p.Max != 4 || p.Type != "horizontal" || p.Policy["cooldown"] != "1m" {
+	if err != nil || *p.Min != 1 || *p.Max != 4 || p.Type != "horizontal" || p.Policy["cooldown"] != "1m" ||
+		!strings.Contains(fmt.Sprint(p.Policy["check"]), "target-value:map[target:70]") {
 		t.Fatalf("GetPolicy: %+v, %v", p, err)
 	}
 	if _, _, err := c.Scaling().GetPolicy("no-such-policy", nil); err == nil || !strings.Contains(err.Error(), "404") {
