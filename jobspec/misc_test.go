@@ -63,6 +63,8 @@ func TestParseMiscErrors(t *testing.T) {
 			`job.hcl:7,20: ...`},
 		{"restart render_templates not a bool", inGroup("restart {\n      render_templates = \"x\"\n    }"),
 			`job.hcl:5,26: ...`},
+		{"scaling in a system job", "job \"x\" {\n  datacenters = [\"dc1\"]\n  type = \"system\"\n  group \"g\" {\n    scaling {\n      max = 1\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			`job.hcl:1,1: Invalid job; job "x": group "g": scaling: a system job runs one allocation per node and cannot be scaled`},
 		{"node_pool still refused", inJob(`node_pool = "gpu"`),
 			`job.hcl:3,3: Unsupported argument; The argument "node_pool" is not supported by Drover yet.`},
 	}

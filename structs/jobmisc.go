@@ -156,6 +156,9 @@ func (j *Job) validateMisc() error {
 		errs = append(errs, fmt.Errorf("job %q: %w", j.ID, err))
 	}
 	for _, tg := range j.TaskGroups {
+		if tg.Scaling != nil && (j.Type == JobTypeSystem || j.Type == JobTypeSysBatch) {
+			errs = append(errs, fmt.Errorf("job %q: group %q: scaling: a %s job runs one allocation per node and cannot be scaled", j.ID, tg.Name, j.Type))
+		}
 		if err := tg.validateMisc(); err != nil {
 			errs = append(errs, fmt.Errorf("job %q: group %q: %w", j.ID, tg.Name, err))
 		}
