@@ -33,3 +33,23 @@ func TestCreateOptionsMemoryMax(t *testing.T) {
 		})
 	}
 }
+
+// TestDockerMemoryMaxReachesEngine: a container of a task with
+// memory_max runs with the reservation and the limit set in the engine.
+func TestDockerMemoryMaxReachesEngine(t *testing.T) {
+	image := testImage(t)
+	d := New(nil, Config{})
+	cfg := helloTask(t, image, "echo:hi")
+	cfg.Resources = &structs.AllocatedTaskResources{Memory: structs.AllocatedMemoryResources{MemoryMB: 64, MemoryMaxMB: 128}}
+	h := start(t, d, cfg)
+	if res := waitExit(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("result = %v, want success", res)
+	}
+	info, found := inspect(t, d, h.State[StateContainerID])
+	if !found {
+		t.Fatal("container gone before Destroy")
+	}
+	if hc := info.Container.HostConfig; hc.Memory != 128<<20 || hc.MemoryReservation != 64<<20 {
+		t.Errorf("engine has Memory %d, MemoryReservation %d; want %d, %d", hc.Memory, hc.MemoryReservation, 128<<20, 64<<20)
+	}
+}
