@@ -149,6 +149,14 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"service list":   func() (cli.Command, error) { return &ServiceListCommand{Meta: m}, nil },
 		"service info":   func() (cli.Command, error) { return &ServiceInfoCommand{Meta: m}, nil },
 		"service delete": func() (cli.Command, error) { return &ServiceDeleteCommand{Meta: m}, nil },
+		"scaling": func() (cli.Command, error) {
+			return &groupCommand{name: "scaling", synopsis: "Inspect the groups' scaling policies"}, nil
+		},
+		"scaling policy": func() (cli.Command, error) {
+			return &groupCommand{name: "scaling policy", synopsis: "List and show scaling policies"}, nil
+		},
+		"scaling policy list": func() (cli.Command, error) { return &ScalingPolicyListCommand{Meta: m}, nil },
+		"scaling policy info": func() (cli.Command, error) { return &ScalingPolicyInfoCommand{Meta: m}, nil },
 		"operator raft": func() (cli.Command, error) {
 			return &groupCommand{name: "operator raft", synopsis: "Inspect and change the Raft configuration"}, nil
 		},

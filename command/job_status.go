@@ -146,6 +146,7 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 		{"Version", strconv.FormatUint(j.Version, 10)},
 		{"Submit Date", formatTime(j.SubmitTime)},
 	})}
+	sections = append(sections, formatJobUI(j.UI)...) // job_status_ui.go
 	if st.Summary != nil && len(st.Summary.Summary) > 0 {
 		sections = append(sections, "Summary\n"+formatSummary(st.Summary))
 	}

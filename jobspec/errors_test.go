@@ -94,9 +94,9 @@ func TestParseErrors(t *testing.T) {
 			want: `job.hcl:7,9: Unsupported argument; An argument named "max_file" is not expected here. Did you mean "max_files"?`,
 		},
 		{
-			name: "logs disabled not supported yet",
-			src:  inTask("logs {\n        disabled = true\n      }"),
-			want: `job.hcl:7,9: Unsupported argument; The argument "disabled" is not supported by Drover yet.`,
+			name: "iops not supported",
+			src:  inResources("iops = 5"),
+			want: `job.hcl:7,9: Unsupported argument; The argument "iops" is not supported by Drover yet.`,
 		},
 		{
 			name: "two logs blocks",
@@ -106,12 +106,12 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "nomad block not supported yet",
 			src:  inResources("numa {\n        }"),
-			want: `job.hcl:7,9: Unsupported block type; Blocks of type "numa" are not supported by Drover yet.`,
+			want: `job.hcl:7,9: Unsupported block type; Blocks of type "numa" (Nomad Enterprise's NUMA-aware core placement) are not supported by Drover; ...`,
 		},
 		{
 			name: "nomad argument not supported yet",
-			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  all_at_once = true\n}\n",
-			want: `job.hcl:3,3: Unsupported argument; The argument "all_at_once" is not supported by Drover yet.`,
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  vault_token = \"x\"\n}\n",
+			want: `job.hcl:3,3: Unsupported argument; The argument "vault_token" is not supported by Drover yet.`,
 		},
 		{
 			name: "bad duration",
@@ -284,8 +284,8 @@ func TestParseJSONErrors(t *testing.T) {
 		},
 		{
 			name: "unknown field",
-			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Migrate\": {\"MaxParallel\": 1}}]\n}",
-			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0] has no field "Migrate" in Drover (unknown, or not supported yet).`,
+			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Frobnicate\": {\"MaxParallel\": 1}}]\n}",
+			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0] has no field "Frobnicate" in Drover (unknown, or not supported yet).`,
 		},
 		{
 			name: "unknown wrapper field",
@@ -350,7 +350,7 @@ func assertFirstError(t *testing.T, filename, src, want string) {
 // TestAllErrorsReported checks that one parse reports every problem, in
 // source order, each with its own position.
 func TestAllErrorsReported(t *testing.T) {
-	src := inResources("cpu = -1\n        memory = \"lots\"\n        disk = 10")
+	src := inResources("cpu = -1\n        memory = \"lots\"\n        cores = 2")
 	_, err := Parse("job.hcl", []byte(src))
 	if err == nil {
 		t.Fatal("got no error")

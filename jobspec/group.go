@@ -11,7 +11,7 @@ import (
 // group decodes a group block. An absent count means 1. jobResched and
 // jobUpdate are the job-level reschedule policy and update strategy (nil:
 // none), which the group's own blocks override field by field.
-func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.ReschedulePolicy, jobUpdate *structs.UpdateStrategy) *structs.TaskGroup {
+func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.ReschedulePolicy, jobUpdate *structs.UpdateStrategy, jobMigrate *structs.MigrateStrategy) *structs.TaskGroup {
 	tg := &structs.TaskGroup{Name: b.Labels[0], Count: 1}
 	c := d.content(b.Body, groupSchema)
 	if a := c.Attributes["count"]; a != nil {
@@ -19,6 +19,7 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 			tg.Count = int(n)
 		}
 	}
+	d.groupMisc(c, tg, jobMigrate) // misc.go
 	tg.Meta = d.stringMap(c, "meta")
 	tg.Spreads = d.spreads(c)
 	tg.Services = d.services(c)
@@ -119,6 +120,8 @@ func (d *decoder) restart(b *hcl.Block, jobType string) *structs.RestartPolicy {
 			if v := d.oneOf(a, restartModes); v != "" {
 				rp.Mode = v
 			}
+		case "render_templates":
+			rp.RenderTemplates, _ = d.boolean(a)
 		}
 	}
 	return rp
@@ -140,6 +143,7 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 			t.User, _ = d.str(a)
 		}
 	}
+	d.taskMisc(c, t) // misc.go
 	if c.Attributes["driver"] == nil {
 		d.errorf(b.DefRange, "Missing required argument", "The argument \"driver\" is required in task %q, but no definition was found.", t.Name)
 	}

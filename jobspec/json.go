@@ -180,6 +180,9 @@ func applyJSONDefaults(src []byte, wrapped bool, j *structs.Job) {
 		sg := at(sj.TaskGroups, i)
 		if sg.Count == nil {
 			tg.Count = 1
+			if tg.Scaling != nil && tg.Scaling.Min != nil && *tg.Scaling.Min >= 0 && *tg.Scaling.Min <= math.MaxInt32 {
+				tg.Count = int(*tg.Scaling.Min) // as Nomad's api.TaskGroup.Canonicalize
+			}
 		}
 		defaultOperands(tg.Constraints, tg.Affinities, sg.Affinities)
 		defaultSpreadWeights(tg.Spreads, sg.Spreads)

@@ -24,6 +24,13 @@ func (d *decoder) logs(b *hcl.Block) *structs.LogConfig {
 			if n, ok := d.integer(a, 1, math.MaxInt32); ok {
 				lc.MaxFileSizeMB = int(n)
 			}
+		case "disabled":
+			lc.Disabled, _ = d.boolean(a)
+		case "enabled":
+			// Nomad's older spelling, the inverse of disabled.
+			if v, ok := d.boolean(a); ok {
+				lc.Disabled = !v
+			}
 		}
 	}
 	return lc

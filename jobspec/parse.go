@@ -239,6 +239,7 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 	}
 	resched := d.jobReschedule(c, jobType)
 	j.Update = d.jobUpdate(c)
+	d.jobMisc(c, j) // misc.go
 	groups := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {
@@ -248,7 +249,7 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 				continue
 			}
 			groups[blk.Labels[0]] = blk
-			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType, resched, j.Update))
+			j.TaskGroups = append(j.TaskGroups, d.group(blk, jobType, resched, j.Update, j.Migrate))
 		case "constraint":
 			j.Constraints = appendNonNil(j.Constraints, d.constraint(blk))
 		case "affinity":

@@ -24,6 +24,7 @@ func (d *decoder) resources(b *hcl.Block) *structs.Resources {
 			r.MemoryMB = int(mb)
 		}
 	}
+	d.resourcesMisc(c, r) // misc_resources.go
 	for _, blk := range c.Blocks.OfType("device") {
 		r.Devices = appendNonNil(r.Devices, d.device(blk))
 	}

@@ -34,60 +34,59 @@ var (
 		blocks: []hcl.BlockHeaderSchema{block("job", "id"), block("variable", "name"), block("variables"), block("locals")},
 	}
 	jobSchema = &schema{
-		attrs: []string{"type", "datacenters", "priority", "namespace", "queue", "region", "meta", "preemptible", "max_run_time"},
+		attrs: []string{"type", "datacenters", "priority", "namespace", "queue", "region", "meta", "preemptible", "max_run_time", "all_at_once"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("group", "name"), block("constraint"), block("affinity"), block("meta"),
-			block("reschedule"), block("spread"), block("update"),
+			block("reschedule"), block("spread"), block("update"), block("ui"), block("migrate"),
 		},
 		unsupported: []string{
 			"periodic", "parameterized", "multiregion",
-			"migrate", "vault", "consul", "identity", "ui", "all_at_once", "node_pool", "vault_token",
+			"vault", "consul", "identity", "node_pool", "vault_token",
 			"consul_token", "consul_namespace",
 		},
 	}
 	groupSchema = &schema{
-		attrs: []string{"count", "meta", "max_client_disconnect"},
+		attrs: []string{"count", "meta", "max_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
 			block("reschedule"), block("spread"), block("update"), block("gang"), block("network"), block("service"),
 			block("volume", "name"), block("ephemeral_disk"), block("disconnect"),
+			block("scaling"), block("migrate"),
 		},
 		unsupported: []string{
-			"migrate", "scaling", "consul", "vault",
-			"stop_after_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost",
+			"consul", "vault",
+			"stop_after_client_disconnect",
 		},
 	}
 	gangSchema = &schema{
 		attrs: []string{"name", "min", "timeout"},
 	}
 	restartSchema = &schema{
-		attrs:       []string{"attempts", "interval", "delay", "mode"},
-		unsupported: []string{"render_templates"},
+		attrs: []string{"attempts", "interval", "delay", "mode", "render_templates"},
 	}
 	rescheduleSchema = &schema{
 		attrs: []string{"attempts", "interval", "delay", "delay_function", "max_delay", "unlimited"},
 	}
 	taskSchema = &schema{
-		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user", "leader"},
+		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user", "leader", "shutdown_delay", "kind"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
 			block("constraint"), block("affinity"), block("logs"), block("service"),
-			block("lifecycle"), block("volume_mount"),
+			block("lifecycle"), block("volume_mount"), block("scaling", "name"),
 		},
 		unsupported: []string{
 			"artifact", "template", "vault",
-			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
-			"shutdown_delay", "consul", "action", "schedule", "secret",
+			"restart", "identity", "dispatch_payload", "csi_plugin",
+			"consul", "action", "schedule", "secret",
 		},
 	}
 	logsSchema = &schema{
-		attrs:       []string{"max_files", "max_file_size"},
-		unsupported: []string{"disabled", "enabled"},
+		attrs: []string{"max_files", "max_file_size", "disabled", "enabled"},
 	}
 	resourcesSchema = &schema{
-		attrs:       []string{"cpu", "memory"},
-		blocks:      []hcl.BlockHeaderSchema{block("device", "name"), block("network")},
-		unsupported: []string{"numa", "cores", "memory_max", "disk", "iops", "secrets"},
+		attrs:       []string{"cpu", "memory", "memory_max", "disk", "cores"},
+		blocks:      []hcl.BlockHeaderSchema{block("device", "name"), block("network"), block("numa")},
+		unsupported: []string{"iops", "secrets"},
 	}
 	deviceSchema = &schema{
 		attrs:  []string{"count", "topology", "memory", "compute"},

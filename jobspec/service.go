@@ -94,7 +94,7 @@ func (d *decoder) service(b *hcl.Block) *structs.Service {
 		s.CheckRestart = d.checkRestart(r)
 	}
 	for _, blk := range c.Blocks.OfType("check") {
-		s.Checks = append(s.Checks, d.check(blk))
+		s.Checks = append(s.Checks, d.serviceCheck(blk))
 	}
 	return s
 }
@@ -121,8 +121,8 @@ func (d *decoder) provider(a *hcl.Attribute, name string, c *hcl.BodyContent) st
 	return ""
 }
 
-// check decodes a check block.
-func (d *decoder) check(b *hcl.Block) *structs.ServiceCheck {
+// serviceCheck decodes a check block.
+func (d *decoder) serviceCheck(b *hcl.Block) *structs.ServiceCheck {
 	ck := &structs.ServiceCheck{}
 	c := d.content(b.Body, checkSchema)
 	for _, a := range sortedAttrs(c.Attributes) {

@@ -79,6 +79,9 @@ func (s *Server) scaledJob(args *structs.JobScaleRequest) (*structs.JobRegisterR
 	if tg == nil {
 		return nil, structs.KindErrorf(structs.ErrInvalid, "scale: job %q has no group %q", args.JobID, args.Group)
 	}
+	if err := tg.Scaling.CheckCount(int64(*args.Count)); err != nil {
+		return nil, fmt.Errorf("scale job %q group %q: %w", args.JobID, args.Group, err)
+	}
 	tg.Count = *args.Count
 	job.Stop = false
 	if err := job.CheckLimits(s.config.Limits); err != nil {

@@ -46,6 +46,7 @@ func (s *Server) setupRPC() error {
 		"System":    &systemEndpoint{srv: s},
 
 		"ServiceRegistration": &serviceEndpoint{srv: s}, // endpoint_service.go
+		"Scaling":             &scalingEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

@@ -102,6 +102,9 @@ type AllocatedCpuResources struct {
 // AllocatedMemoryResources is memory held.
 type AllocatedMemoryResources struct {
 	MemoryMB int64
+	// MemoryMaxMB is the task's memory_max: the hard limit, with
+	// MemoryMB the reservation (0: MemoryMB is the limit).
+	MemoryMaxMB int64 `json:",omitempty"`
 }
 
 // AllocatedDeviceResource is a set of instances of one device group held by

@@ -75,6 +75,11 @@ type Job struct {
 	// job's allocations (Drover's; nil means true, see structs/preempt.go).
 	Preemptible *bool
 
+	// AllAtOnce, UI and Migrate are Nomad's (structs/jobmisc.go).
+	AllAtOnce bool             `json:",omitempty"`
+	UI        *JobUIConfig     `json:",omitempty"`
+	Migrate   *MigrateStrategy `json:",omitempty"`
+
 	// Stop is set when the job is deregistered without purge: it stays in
 	// state but all its allocations are stopped.
 	Stop bool
@@ -119,6 +124,12 @@ type TaskGroup struct {
 	// MaxClientDisconnect and Disconnect: structs/disconnect.go.
 	MaxClientDisconnect *time.Duration      `json:",omitempty"`
 	Disconnect          *DisconnectStrategy `json:",omitempty"`
+	// Scaling, Migrate, ShutdownDelay and PreventRescheduleOnLost are
+	// Nomad's (structs/scaling.go, structs/jobmisc.go).
+	Scaling                 *ScalingPolicy   `json:",omitempty"`
+	Migrate                 *MigrateStrategy `json:",omitempty"`
+	ShutdownDelay           time.Duration    `json:",omitempty"`
+	PreventRescheduleOnLost bool             `json:",omitempty"`
 }
 
 // Task is one process (or container) run by a driver.
@@ -148,6 +159,9 @@ type Task struct {
 	Leader    bool                 `json:",omitempty"`
 	// VolumeMounts mount the group's volumes (structs/volumes.go).
 	VolumeMounts []*VolumeMount `json:",omitempty"`
+	// ShutdownDelay and Kind are Nomad's (structs/jobmisc.go).
+	ShutdownDelay time.Duration `json:",omitempty"`
+	Kind          string        `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -158,6 +172,11 @@ type Resources struct {
 	// Networks in a task's resources is Nomad's older place for ports;
 	// they are held by the allocation as the group's are.
 	Networks []*NetworkResource `json:",omitempty"`
+	// MemoryMaxMB lets the task use memory past MemoryMB up to it when
+	// the node has it (Nomad's oversubscription); 0: no more than
+	// MemoryMB. DiskMB is Nomad's deprecated disk ask, ignored.
+	MemoryMaxMB int `json:",omitempty"`
+	DiskMB      int `json:",omitempty"`
 }
 
 // RequestedDevice asks for Count devices matching Name
@@ -224,6 +243,8 @@ type RestartPolicy struct {
 	Interval time.Duration
 	Delay    time.Duration
 	Mode     string
+	// RenderTemplates re-renders templates on restart (Nomad's; stored).
+	RenderTemplates bool `json:",omitempty"`
 }
 
 // DefaultRestartPolicy returns Nomad's default restart policy for a job type.
@@ -262,6 +283,7 @@ func (j *Job) Canonicalize() {
 		j.Update = DefaultUpdateStrategy()
 	}
 	j.Update.Canonicalize()
+	j.canonicalizeMisc()
 	for _, tg := range j.TaskGroups {
 		if tg.Update == nil {
 			tg.Update = j.Update.Copy()
@@ -346,6 +368,9 @@ func (j *Job) Validate() error {
 	}
 	if err := j.Update.Validate(); err != nil {
 		add("job %q: %w", j.ID, err)
+	}
+	if err := j.validateMisc(); err != nil {
+		errs = append(errs, err)
 	}
 	seen := map[string]bool{}
 	for _, tg := range j.TaskGroups {
@@ -625,6 +650,7 @@ func (j *Job) Copy() *Job {
 	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
+	c.UI, c.Migrate = j.UI.Copy(), j.Migrate.Copy()
 	if j.Preemptible != nil {
 		v := *j.Preemptible
 		c.Preemptible = &v
@@ -657,6 +683,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		v := *tg.MaxClientDisconnect
 		c.MaxClientDisconnect = &v
 	}
+	c.Scaling, c.Migrate = tg.Scaling.Copy(), tg.Migrate.Copy()
 	if tg.RestartPolicy != nil {
 		rp := *tg.RestartPolicy
 		c.RestartPolicy = &rp

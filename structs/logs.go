@@ -6,6 +6,9 @@ package structs
 type LogConfig struct {
 	MaxFiles      int
 	MaxFileSizeMB int
+	// Disabled: the client keeps no logs of the task (its output is
+	// dropped). Nomad's `logs { disabled = true }`.
+	Disabled bool `json:",omitempty"`
 }
 
 // DefaultLogConfig is Nomad's default: 10 files of 10 MB per stream.

@@ -141,5 +141,6 @@ func (j *Job) Warnings() []string {
 			out = append(out, fmt.Sprintf("group %q: %s", tg.Name, notYet))
 		}
 	}
+	out = append(out, j.miscWarnings()...)
 	return out
 }

@@ -361,15 +361,19 @@ func (tr *taskRunner) stop(id string, waitCh <-chan *drivers.ExitResult) {
 			},
 		}, nil)
 	}
-	tr.emit(&structs.TaskEvent{
-		Type:    structs.TaskKilling,
-		Message: fmt.Sprintf("Sent interrupt (%s), waiting %v before force kill: %s", killSignal(tr.task), tr.task.KillTimeout, tr.killReason),
-		Details: map[string]string{"kill_timeout": tr.task.KillTimeout.String(), "kill_signal": killSignal(tr.task), "kill_reason": tr.killReason},
-	}, nil)
-	if err := tr.driver.Stop(id, tr.task.KillTimeout, tr.task.KillSignal); err != nil {
-		tr.logger.Warn("task stop", "error", err)
+	res, exited := tr.waitShutdownDelay(waitCh) // shutdown_delay.go
+	if !exited {
+		tr.emit(&structs.TaskEvent{
+			Type:    structs.TaskKilling,
+			Message: fmt.Sprintf("Sent interrupt (%s), waiting %v before force kill: %s", killSignal(tr.task), tr.task.KillTimeout, tr.killReason),
+			Details: map[string]string{"kill_timeout": tr.task.KillTimeout.String(), "kill_signal": killSignal(tr.task), "kill_reason": tr.killReason},
+		}, nil)
+		if err := tr.driver.Stop(id, tr.task.KillTimeout, tr.task.KillSignal); err != nil {
+			tr.logger.Warn("task stop", "error", err)
+		}
+		res = <-waitCh
 	}
-	if res, ok := <-waitCh; ok {
+	if res != nil {
 		tr.emit(terminatedEvent(res), nil)
 	}
 	// A task past its max_run_time did not finish its work: it failed.
@@ -421,7 +425,7 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		jobName = alloc.Job.Name
 	}
 	logs := logConfig(tr.task)
-	return &drivers.TaskConfig{
+	cfg := &drivers.TaskConfig{
 		ID:               fmt.Sprintf("%s/%s/%d", alloc.ID, tr.task.Name, attempt),
 		AllocID:          alloc.ID,
 		JobName:          jobName,
@@ -441,6 +445,11 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 		Ports:            allocPorts(alloc),
 		Mounts:           ar.mounts[tr.task.Name],
 	}
+	if logs.Disabled {
+		// logs { disabled = true }: the drivers drop the output.
+		cfg.StdoutPath, cfg.StderrPath = "", ""
+	}
+	return cfg
 }
 
 // logConfig is the task's logs block with the defaults for what it
@@ -454,6 +463,7 @@ func logConfig(t *structs.Task) structs.LogConfig {
 		if t.LogConfig.MaxFileSizeMB > 0 {
 			lc.MaxFileSizeMB = t.LogConfig.MaxFileSizeMB
 		}
+		lc.Disabled = t.LogConfig.Disabled
 	}
 	return lc
 }

@@ -221,6 +221,7 @@ func (h *httpAPI) routes() {
 	h.aclRoutes(m)
 	h.keyringRoutes(m)
 	h.systemRoutes(m)
+	h.scalingRoutes(m) // http_scaling.go
 	h.metricsRoutes(m)
 	h.eventRoutes(m) // http_events.go
 	h.monitorRoutes(m)

@@ -100,6 +100,10 @@ func CreateOptions(cfg *drivers.TaskConfig, opts Config) (client.ContainerCreate
 	if r := cfg.Resources; r != nil {
 		host.CPUShares = r.Cpu.CpuShares
 		host.Memory = r.Memory.MemoryMB << 20
+		if r.Memory.MemoryMaxMB > r.Memory.MemoryMB {
+			// memory_max: the reservation is memory, the limit memory_max.
+			host.MemoryReservation, host.Memory = r.Memory.MemoryMB<<20, r.Memory.MemoryMaxMB<<20
+		}
 	}
 	host.DeviceRequests = deviceRequests(cfg.DeviceIDs, opts.UseCDI)
 	return client.ContainerCreateOptions{

@@ -27,6 +27,9 @@ const cgroupParent = "drover"
 type limits struct {
 	cpuShares int64 // relative CPU weight, v1 cpu.shares units
 	memoryMB  int64
+	// memoryLowMB is a soft reservation below memoryMB (a task's memory
+	// under memory_max): v2 memory.low, v1 memory.soft_limit_in_bytes.
+	memoryLowMB int64
 	// devices are the only devices the task may use (devices_linux.go);
 	// nil sets no device filter (tests of the other limits do that).
 	devices []deviceRule
@@ -159,6 +162,11 @@ func (g *taskCgroup) apply(lim limits) error {
 			// No swap, so the limit is a real one; absent without swap accounting.
 			_ = writeFile(filepath.Join(dir, "memory.swap.max"), "0")
 		}
+		if lim.memoryLowMB > 0 {
+			if err := writeFile(filepath.Join(dir, "memory.low"), strconv.FormatInt(lim.memoryLowMB<<20, 10)); err != nil {
+				return err
+			}
+		}
 		if lim.devices == nil {
 			return nil
 		}
@@ -181,6 +189,11 @@ func (g *taskCgroup) apply(lim limits) error {
 		}
 		// memory+swap equal to memory: no swap. Absent without swap accounting.
 		_ = writeFile(filepath.Join(g.memoryDir(), "memory.memsw.limit_in_bytes"), bytes)
+	}
+	if lim.memoryLowMB > 0 {
+		if err := writeFile(filepath.Join(g.memoryDir(), "memory.soft_limit_in_bytes"), strconv.FormatInt(lim.memoryLowMB<<20, 10)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

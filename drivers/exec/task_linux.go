@@ -88,6 +88,10 @@ func launch(s launchSpec) (*task, error) {
 		lim := limits{devices: s.devices}
 		if r := s.cfg.Resources; r != nil {
 			lim.cpuShares, lim.memoryMB = r.Cpu.CpuShares, r.Memory.MemoryMB
+			if r.Memory.MemoryMaxMB > r.Memory.MemoryMB {
+				// memory_max: memory is the soft reservation, memory_max the limit.
+				lim.memoryMB, lim.memoryLowMB = r.Memory.MemoryMaxMB, r.Memory.MemoryMB
+			}
 		}
 		g, err := s.cgroups.create(cgroupName(s.cfg.ID), lim)
 		if err != nil {

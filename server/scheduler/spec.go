@@ -18,6 +18,8 @@ func groupSpecEqual(old, cur *structs.TaskGroup) bool {
 	a, b := old.Copy(), cur.Copy()
 	a.Count, b.Count = 0, 0
 	a.Update, b.Update = nil, nil
+	// Scaling bounds and the migrate strategy change no allocation.
+	a.Scaling, b.Scaling, a.Migrate, b.Migrate = nil, nil, nil, nil
 	return specEqual(reflect.ValueOf(a), reflect.ValueOf(b))
 }
 

@@ -63,6 +63,7 @@ func (a *ask) resources(devices map[string][]*structs.AllocatedDeviceResource) *
 		if t.Resources != nil {
 			tr.Cpu.CpuShares = int64(t.Resources.CPU)
 			tr.Memory.MemoryMB = int64(t.Resources.MemoryMB)
+			tr.Memory.MemoryMaxMB = int64(t.Resources.MemoryMaxMB)
 		}
 		res.Tasks[t.Name] = tr
 	}
