@@ -148,6 +148,7 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 	if l := d.single(c, "logs"); l != nil {
 		t.LogConfig = d.logs(l)
 	}
+	t.DispatchPayload = d.dispatchPayload(c)
 	for _, blk := range c.Blocks {
 		switch blk.Type {
 		case "constraint":

@@ -195,6 +195,8 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 	}
 	resched := d.jobReschedule(c, jobType)
 	j.Update = d.jobUpdate(c)
+	j.Periodic = d.periodic(c)
+	j.ParameterizedJob = d.parameterized(c)
 	groups := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {

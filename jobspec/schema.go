@@ -39,9 +39,10 @@ var (
 		blocks: []hcl.BlockHeaderSchema{
 			block("group", "name"), block("constraint"), block("affinity"), block("meta"),
 			block("reschedule"), block("spread"), block("update"),
+			block("periodic"), block("parameterized"),
 		},
 		unsupported: []string{
-			"periodic", "parameterized", "multiregion",
+			"multiregion",
 			"migrate", "vault", "consul", "ui", "all_at_once", "node_pool", "vault_token",
 			"consul_token", "consul_namespace",
 		},
@@ -72,11 +73,11 @@ var (
 		attrs: []string{"driver", "config", "env", "meta", "kill_timeout", "kill_signal", "user"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
-			block("constraint"), block("affinity"), block("logs"),
+			block("constraint"), block("affinity"), block("logs"), block("dispatch_payload"),
 		},
 		unsupported: []string{
 			"artifact", "template", "service", "vault", "volume_mount", "lifecycle",
-			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
+			"restart", "scaling", "identity", "csi_plugin", "kind",
 			"leader", "shutdown_delay", "consul", "action", "schedule", "secret",
 		},
 	}

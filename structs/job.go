@@ -79,6 +79,13 @@ type Job struct {
 	// state but all its allocations are stopped.
 	Stop bool
 
+	// Periodic and parameterized jobs (structs/periodic.go).
+	Periodic         *PeriodicConfig         `json:",omitempty"`
+	ParameterizedJob *ParameterizedJobConfig `json:",omitempty"`
+	ParentID         string                  `json:",omitempty"`
+	Dispatched       bool                    `json:",omitempty"`
+	Payload          []byte                  `json:",omitempty"`
+
 	Status            string
 	StatusDescription string
 	Version           uint64
@@ -131,6 +138,9 @@ type Task struct {
 	// LogConfig bounds the task's log files (nil: the defaults, see
 	// structs/logs.go).
 	LogConfig *LogConfig
+	// DispatchPayload writes a dispatched job's payload into the task's
+	// local/ directory (structs/periodic.go).
+	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -238,6 +248,8 @@ func (j *Job) Canonicalize() {
 	if j.Region == "" {
 		j.Region = "global"
 	}
+	j.Periodic.Canonicalize()
+	j.ParameterizedJob.Canonicalize()
 	if j.Update == nil && j.Type == JobTypeService {
 		j.Update = DefaultUpdateStrategy()
 	}
@@ -286,8 +298,12 @@ func (j *Job) Validate() error {
 	switch {
 	case j.ID == "":
 		add("job: missing ID")
+	case j.ParentID != "" && validChildID(j.ID):
 	case !validIDRe.MatchString(j.ID) || len(j.ID) > 128:
 		add("job %q: ID must be 1-128 letters, digits, '_', '-' or '.'", j.ID)
+	}
+	if err := j.validatePeriodic(); err != nil {
+		errs = append(errs, err)
 	}
 	switch j.Type {
 	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
@@ -589,6 +605,7 @@ func (j *Job) Copy() *Job {
 	c.Spreads = copySpreads(j.Spreads)
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
+	copyPeriodic(&c, j)
 	if j.Preemptible != nil {
 		v := *j.Preemptible
 		c.Preemptible = &v
@@ -644,6 +661,10 @@ func (t *Task) Copy() *Task {
 	if t.LogConfig != nil {
 		lc := *t.LogConfig
 		c.LogConfig = &lc
+	}
+	if t.DispatchPayload != nil {
+		dp := *t.DispatchPayload
+		c.DispatchPayload = &dp
 	}
 	return &c
 }
@@ -702,6 +723,8 @@ func copyAffinities(in []*Affinity) []*Affinity {
 type JobListStub struct {
 	ID                string
 	ParentID          string
+	Periodic          bool
+	ParameterizedJob  bool
 	Name              string
 	Namespace         string
 	Datacenters       []string
@@ -722,7 +745,8 @@ type JobListStub struct {
 // Stub returns the job's list stub; summary may be nil.
 func (j *Job) Stub(summary *JobSummary) *JobListStub {
 	return &JobListStub{
-		ID: j.ID, Name: j.Name, Namespace: j.Namespace,
+		ID: j.ID, ParentID: j.ParentID, Name: j.Name, Namespace: j.Namespace,
+		Periodic: j.Periodic != nil, ParameterizedJob: j.ParameterizedJob != nil,
 		Datacenters: j.Datacenters, Type: j.Type, Priority: j.Priority,
 		Status: j.Status, StatusDescription: j.StatusDescription, Stop: j.Stop,
 		JobSummary:  summary,
