@@ -1,0 +1,40 @@
+package structs
+
+// RPC methods of periodic and parameterized jobs.
+const (
+	RPCPeriodicForce = "Periodic.Force"
+	RPCJobDispatch   = "Job.Dispatch"
+)
+
+// PeriodicForceRequest launches a periodic job's child now.
+type PeriodicForceRequest struct {
+	JobID string
+	WriteRequest
+}
+
+// PeriodicForceResponse is Nomad's: the child's evaluation.
+type PeriodicForceResponse struct {
+	EvalID          string
+	EvalCreateIndex uint64
+	WriteMeta
+}
+
+// JobDispatchRequest instantiates a parameterized job (Nomad's shape;
+// Payload is base64 in JSON).
+type JobDispatchRequest struct {
+	JobID            string
+	Payload          []byte
+	Meta             map[string]string
+	IdPrefixTemplate string //nolint:revive // Nomad's field name
+	Priority         int
+	WriteRequest
+}
+
+// JobDispatchResponse names the dispatched child and its evaluation.
+type JobDispatchResponse struct {
+	DispatchedJobID string
+	EvalID          string
+	EvalCreateIndex uint64
+	JobCreateIndex  uint64
+	WriteMeta
+}
