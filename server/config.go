@@ -114,7 +114,7 @@ type Config struct {
 	// PeriodicClock is the periodic dispatcher's clock (nil: the wall
 	// clock; server/periodic.go).
 	PeriodicClock PeriodicClock
-	Logger hclog.Logger
+	Logger        hclog.Logger
 	// Events sizes the event stream (endpoint_event.go).
 	Events EventsConfig
 
