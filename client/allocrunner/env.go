@@ -69,7 +69,7 @@ func TaskEnv(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir st
 		vars[EnvCPULimit] = strconv.FormatInt(res.Cpu.CpuShares, 10)
 		vars[EnvMemoryLimit] = strconv.FormatInt(res.Memory.MemoryMB, 10)
 	}
-	own := map[string]string{}
+	own := metaEnv(alloc, task) // dispatch.go
 	for k, v := range vars {
 		for _, p := range envPrefixes {
 			own[p+k] = v
