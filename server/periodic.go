@@ -18,24 +18,28 @@ import (
 //
 // A launch is never applied twice, on this leader or the next: the child
 // is registered check-and-set "must not exist" (EnforceIndex with index
-// 0), and its ID is a function of the launch time. The last launch is
-// read back from the children in state when a parent is first tracked,
-// so a new leader resumes from where the old one stopped, launching a
-// missed launch once.
+// 0), and its ID is a function of the launch time. Each launch is then
+// recorded in the periodic_launch table (Nomad's); when a parent is first
+// tracked its last launch is read back from that record and from its
+// children, so a new leader resumes from where the old one stopped (even
+// once the children are garbage collected), launching a missed launch
+// once.
 
 // PeriodicClock is the time the periodic dispatcher launches by; tests
 // inject a fake one (Config.PeriodicClock).
 type PeriodicClock interface {
 	Now() time.Time
-	// After returns a channel that receives once d has passed.
-	After(d time.Duration) <-chan time.Time
+	// At returns a channel that receives once the time is t (at once
+	// when it is past). An absolute time, so that a clock moving between
+	// Now and At does not push the wake-up later.
+	At(t time.Time) <-chan time.Time
 }
 
 // wallClock is the PeriodicClock of time.Now.
 type wallClock struct{}
 
-func (wallClock) Now() time.Time                         { return time.Now() }
-func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (wallClock) Now() time.Time                  { return time.Now() }
+func (wallClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
 // periodicKey names a parent job.
 type periodicKey struct{ namespace, id string }
@@ -127,14 +131,14 @@ func (s *Server) runPeriodic(ctx context.Context) {
 		}
 		now := clock.Now()
 		due, wake := tracker.step(jobs, s.lastPeriodicLaunch, now)
+		s.logger.Trace("periodic dispatcher", "tracked", len(tracker.entries), "due", len(due), "now", now, "wake", wake)
 		for _, d := range due {
 			s.maybeLaunchPeriodic(d)
 		}
-		wait := periodicIdleWait
-		if !wake.IsZero() {
-			wait = max(wake.Sub(now), 0)
+		if wake.IsZero() {
+			wake = now.Add(periodicIdleWait)
 		}
-		timer := clock.After(wait)
+		timer := clock.At(wake)
 		watchCtx, cancel := context.WithCancel(ctx)
 		go func() {
 			select {
@@ -175,15 +179,21 @@ func (s *Server) periodicChildren(parent *structs.Job) ([]*structs.Job, error) {
 	return out, nil
 }
 
-// lastPeriodicLaunch is the launch time of parent's latest child in
-// state (zero: none).
+// lastPeriodicLaunch is parent's last launch in state: the later of its
+// periodic_launch record and its latest child's launch (zero: none).
 func (s *Server) lastPeriodicLaunch(parent *structs.Job) time.Time {
+	var last time.Time
+	rec, err := s.State().PeriodicLaunchByID(nil, parent.Namespace, parent.ID)
+	if err != nil {
+		s.logger.Error("periodic dispatcher", "error", err)
+	} else if rec != nil {
+		last = rec.Launch
+	}
 	children, err := s.periodicChildren(parent)
 	if err != nil {
 		s.logger.Error("periodic dispatcher", "error", err)
-		return time.Time{}
+		return last
 	}
-	var last time.Time
 	for _, c := range children {
 		if t, ok := structs.PeriodicLaunchTime(parent.ID, c.ID); ok && t.After(last) {
 			last = t
@@ -232,6 +242,15 @@ func (s *Server) launchPeriodic(parent *structs.Job, launch time.Time) (*structs
 	var reply structs.JobRegisterResponse
 	if err := s.registerJob(args, &reply); err != nil {
 		return nil, fmt.Errorf("launch %q: %w", child.ID, err)
+	}
+	// Recorded after the child: a leader lost in between leaves the
+	// child, which the next one reads as the last launch too.
+	rec := &structs.PeriodicLaunchUpsertRequest{
+		Launch:       &structs.PeriodicLaunch{Namespace: parent.Namespace, ID: parent.ID, Launch: launch},
+		WriteRequest: args.WriteRequest,
+	}
+	if _, err := s.raftApply(structs.PeriodicLaunchUpsertRequestType, rec); err != nil {
+		s.logger.Warn("record periodic launch", "job_id", parent.ID, "error", err)
 	}
 	return &reply, nil
 }

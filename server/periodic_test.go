@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -30,11 +31,10 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+func (c *fakeClock) At(at time.Time) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
-	at := c.now.Add(d)
 	if !at.After(c.now) {
 		ch <- c.now
 		return ch
@@ -173,6 +173,7 @@ func TestPeriodicDispatcherLaunches(t *testing.T) {
 	start := time.Now().Truncate(time.Minute).Add(10 * time.Second)
 	s, clock := periodicServer(t, start)
 	job := periodicJob("nightly", "* * * * *", "UTC", true)
+	job.SubmitTime = start.UnixNano() // on the fake clock, as the server would set it on the wall clock
 	resp := registerJob(t, s, job)
 	if resp.EvalID != "" {
 		t.Fatalf("register periodic parent: eval %q, want none", resp.EvalID)
@@ -243,6 +244,17 @@ func TestPeriodicLaunchOnceAcrossLeaders(t *testing.T) {
 	if got := s.lastPeriodicLaunch(parent); !got.Equal(launch) {
 		t.Errorf("last launch %s, want %s", got, launch)
 	}
+	// The record outlives the children (garbage collected, say).
+	purge := &structs.JobDeregisterRequest{JobID: structs.PeriodicChildID("hourly", launch), Purge: true}
+	if err := s.RPC(structs.RPCJobDeregister, purge, &structs.JobDeregisterResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	if ids := periodicChildIDs(t, s, "hourly"); len(ids) != 0 {
+		t.Fatalf("children after purge: %v", ids)
+	}
+	if got := s.lastPeriodicLaunch(parent); !got.Equal(launch) {
+		t.Errorf("last launch without children %s, want %s (from periodic_launch)", got, launch)
+	}
 }
 
 func TestPeriodicForceErrors(t *testing.T) {
@@ -263,4 +275,39 @@ func TestPeriodicForceErrors(t *testing.T) {
 			t.Errorf("force %q: %v, want %v", tt.id, err, tt.want)
 		}
 	}
+}
+
+// TestPeriodicLeaderFailover: a new leader resumes the schedule from the
+// launches in state: no launch is made twice, the next one is made.
+func TestPeriodicLeaderFailover(t *testing.T) {
+	t.Parallel()
+	start := time.Now().Truncate(time.Minute).Add(10 * time.Second)
+	clock := newFakeClock(start)
+	c := newTestCluster(t, 3, withServerConfig(func(_ int, cfg *Config) { cfg.PeriodicClock = clock }))
+	leader := c.Leader()
+	job := periodicJob("failover", "* * * * *", "UTC", false)
+	job.SubmitTime = start.UnixNano()
+	registerJob(t, leader, job)
+	t1 := start.Truncate(time.Minute).Add(time.Minute)
+	t2 := t1.Add(time.Minute)
+
+	clock.Advance(time.Minute)
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		ids := periodicChildIDs(t, leader, "failover")
+		return len(ids) == 1, "children " + strings.Join(ids, ",")
+	})
+	c.Kill(c.Index(leader))
+	next := c.WaitForLeader(clusterFormTimeout)
+	waitFor(t, 10*time.Second, func() (bool, string) { return next.leading(), "new leader not ready" })
+
+	clock.Advance(time.Minute)
+	want := structs.PeriodicChildID("failover", t1) + "," + structs.PeriodicChildID("failover", t2)
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		got := strings.Join(periodicChildIDs(t, next, "failover"), ",")
+		return got == want, "children " + got + ", want " + want
+	})
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		l, _ := next.State().PeriodicLaunchByID(nil, structs.DefaultNamespace, "failover")
+		return l != nil && l.Launch.Equal(t2), fmt.Sprintf("recorded launch %+v, want %s", l, t2)
+	})
 }

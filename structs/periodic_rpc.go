@@ -1,5 +1,7 @@
 package structs
 
+import "time"
+
 // RPC methods of periodic and parameterized jobs.
 const (
 	RPCPeriodicForce = "Periodic.Force"
@@ -37,4 +39,23 @@ type JobDispatchResponse struct {
 	EvalCreateIndex uint64
 	JobCreateIndex  uint64
 	WriteMeta
+}
+
+// PeriodicLaunchUpsertRequestType records a periodic parent's launch.
+const PeriodicLaunchUpsertRequestType MessageType = 80
+
+// PeriodicLaunch is the last launch of a periodic parent (Nomad's
+// periodic_launch table), so that a new leader resumes after it.
+type PeriodicLaunch struct {
+	Namespace   string
+	ID          string
+	Launch      time.Time
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// PeriodicLaunchUpsertRequest stores a launch.
+type PeriodicLaunchUpsertRequest struct {
+	Launch *PeriodicLaunch
+	WriteRequest
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -56,6 +57,8 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 		structs.ACLTokenDeleteRequestType: &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"acc"}},
 		structs.ACLTokenBootstrapType: &structs.ACLTokenBootstrapRequest{Token: &structs.ACLToken{AccessorID: "root", SecretID: "s",
 			Type: structs.ACLManagementToken, Global: true}},
+		structs.PeriodicLaunchUpsertRequestType: &structs.PeriodicLaunchUpsertRequest{Launch: &structs.PeriodicLaunch{
+			Namespace: structs.DefaultNamespace, ID: "x", Launch: time.Unix(1_790_000_000, 0)}},
 		structs.GarbageCollectRequestType: &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{Namespace: structs.DefaultNamespace, ID: "j", ModifyIndex: 2}},
 			Evals: []string{"e1"}, Allocs: []string{"a1"}, Nodes: []structs.GCNode{{ID: "n1", ModifyIndex: 1}}},
 	}

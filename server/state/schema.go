@@ -63,6 +63,9 @@ func Schema() *memdb.DBSchema {
 		// ACL policies and tokens (acl.go).
 		TableACLPolicies: aclPoliciesTable(),
 		TableACLTokens:   aclTokensTable(),
+
+		// Periodic parents' last launches (periodic.go).
+		TablePeriodicLaunch: periodicLaunchTable(),
 	}}
 }
 
