@@ -81,3 +81,15 @@ func parentSections(j *structs.Job, children []*structs.JobListStub) []string {
 	}
 	return append(sections, title+"\n"+formatTable([]string{"ID", "Status", "Submit Date"}, rows))
 }
+
+// nextLaunchLine is what job run says of a periodic job ("" for others).
+func nextLaunchLine(now time.Time, j *structs.Job) string {
+	if !j.IsPeriodicActive() {
+		return ""
+	}
+	next, err := j.Periodic.Next(now)
+	if err != nil || next.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("Approximate next launch time: %s (%s from now)", next.UTC().Format(time.RFC3339), next.Sub(now).Round(time.Second))
+}

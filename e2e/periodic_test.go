@@ -200,6 +200,25 @@ func TestE2E_PeriodicAndDispatchFromNomadClient(t *testing.T) {
 		t.Errorf("dispatched task logs = %q (status %s), want %q", logs.stdout, allocs[0].ClientStatus, want)
 	}
 
+	// Bad requests are 4xx with one-line messages naming the problem.
+	for _, tt := range []struct {
+		method, path, body string
+		code               int
+		want               string
+	}{
+		{"PUT", "/v1/job/nope/dispatch", "{}", 404, `job "nope" not found`},
+		{"PUT", "/v1/job/yearly/dispatch", "{}", 400, "not a parameterized job"},
+		{"PUT", "/v1/job/render/dispatch", `{"Payload": "!!"}`, 400, ""},
+		{"PUT", "/v1/job/render/dispatch", `{"JobID": "other"}`, 400, "does not match"},
+		{"PUT", "/v1/job/render/periodic/force", "", 400, "not a periodic job"},
+		{"PUT", "/v1/job/nope/periodic/force", "", 404, "not found"},
+	} {
+		code, body := a.do(tt.method, tt.path, tt.body)
+		if code != tt.code || !strings.Contains(body, tt.want) || strings.Count(strings.TrimSpace(body), "\n") > 0 {
+			t.Errorf("%s %s %s: %d %q, want %d with %q on one line", tt.method, tt.path, tt.body, code, body, tt.code, tt.want)
+		}
+	}
+
 	// The CLI: dispatch with meta and an input file, followed to the end.
 	input := writeFile(t, dir, "input.txt", "from-cli")
 	r := a.drover("job", "dispatch", "-meta", "who=bob", "-id-prefix-template", "cli", "render", input)

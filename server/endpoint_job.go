@@ -125,15 +125,20 @@ func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *stru
 	if job == nil {
 		return fmt.Errorf("job %q in namespace %q: %w", args.JobID, ns, structs.ErrNotFound)
 	}
-	eval := newJobEval(job, structs.EvalTriggerJobDeregister, time.Now().UnixNano())
+	var eval *structs.Evaluation
+	if !job.IsParent() { // a parent has no allocations to stop (Nomad's)
+		eval = newJobEval(job, structs.EvalTriggerJobDeregister, time.Now().UnixNano())
+	}
 	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, Eval: eval, WriteRequest: args.WriteRequest}
 	req.Namespace = ns
 	index, err := s.raftApply(structs.JobDeregisterRequestType, req)
 	if err != nil {
 		return fmt.Errorf("deregister job %q: %w", job.ID, err)
 	}
-	reply.EvalID = eval.ID
-	reply.EvalCreateIndex = index
+	if eval != nil {
+		reply.EvalID = eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	reply.KnownLeader = true
