@@ -19,7 +19,9 @@ func TestPeriodicValidate(t *testing.T) {
 		want   string // "" is valid
 	}{
 		{"cron", func(j *Job) { j.Periodic = &PeriodicConfig{Enabled: true, Spec: "*/5 * * * *"} }, ""},
-		{"crons with seconds", func(j *Job) { j.Periodic = &PeriodicConfig{Enabled: true, Specs: []string{"*/2 * * * * * *", "@daily"}} }, ""},
+		{"crons with seconds", func(j *Job) {
+			j.Periodic = &PeriodicConfig{Enabled: true, Specs: []string{"*/2 * * * * * *", "@daily"}}
+		}, ""},
 		{"bad cron", func(j *Job) { j.Periodic = &PeriodicConfig{Enabled: true, Spec: "nope"} }, `periodic: cron "nope"`},
 		{"reboot", func(j *Job) { j.Periodic = &PeriodicConfig{Enabled: true, Spec: "@reboot"} }, "@reboot is not supported"},
 		{"no cron", func(j *Job) { j.Periodic = &PeriodicConfig{Enabled: true} }, "periodic: missing cron"},
@@ -35,7 +37,9 @@ func TestPeriodicValidate(t *testing.T) {
 		}, ""},
 		{"parameterized service", func(j *Job) { j.Type = JobTypeService; j.ParameterizedJob = &ParameterizedJobConfig{} }, "parameterized is for batch"},
 		{"payload mode", func(j *Job) { j.ParameterizedJob = &ParameterizedJobConfig{Payload: "maybe"} }, `payload "maybe"`},
-		{"meta key twice", func(j *Job) { j.ParameterizedJob = &ParameterizedJobConfig{MetaRequired: []string{"a"}, MetaOptional: []string{"a"}} }, `"a" listed twice`},
+		{"meta key twice", func(j *Job) {
+			j.ParameterizedJob = &ParameterizedJobConfig{MetaRequired: []string{"a"}, MetaOptional: []string{"a"}}
+		}, `"a" listed twice`},
 		{"meta key with =", func(j *Job) { j.ParameterizedJob = &ParameterizedJobConfig{MetaRequired: []string{"a=b"}} }, "without '='"},
 		{"too many meta keys", func(j *Job) { j.ParameterizedJob = &ParameterizedJobConfig{MetaOptional: make([]string, 65)} }, "at most 64"},
 		{"payload file", func(j *Job) { j.TaskGroups[0].Tasks[0].DispatchPayload = &DispatchPayloadConfig{File: "in/x.json"} }, ""},
