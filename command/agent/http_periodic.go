@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 
 	"github.com/droverhq/drover/structs"
@@ -25,15 +23,9 @@ func (h *httpAPI) jobDispatch(w http.ResponseWriter, r *http.Request) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	var raw json.RawMessage // size and depth checked by decodeBody
-	if err := h.decodeBody(r, &raw); err != nil {
-		return nil, err
-	}
 	var body jobDispatchBody
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		return nil, errorf(http.StatusBadRequest, "dispatch request: %v", err)
+	if err := h.decodeBody(r, &body); err != nil {
+		return nil, err
 	}
 	id := r.PathValue("id")
 	if body.JobID != "" && body.JobID != id {
