@@ -124,19 +124,23 @@ func (s *Server) runPeriodic(ctx context.Context) {
 	tracker := newPeriodicTracker()
 	for {
 		ws := memdb.NewWatchSet()
-		jobs, err := s.State().Jobs(ws, "*")
+		store := s.State()
+		ws.Add(store.AbandonCh()) // a snapshot restore replaces the store
+		now := clock.Now()
+		wake := now.Add(periodicIdleWait)
+		jobs, err := store.Jobs(ws, "*")
 		if err != nil {
 			s.logger.Error("periodic dispatcher: list jobs", "error", err)
-			return
-		}
-		now := clock.Now()
-		due, wake := tracker.step(jobs, s.lastPeriodicLaunch, now)
-		s.logger.Trace("periodic dispatcher", "tracked", len(tracker.entries), "due", len(due), "now", now, "wake", wake)
-		for _, d := range due {
-			s.maybeLaunchPeriodic(d)
-		}
-		if wake.IsZero() {
-			wake = now.Add(periodicIdleWait)
+		} else {
+			var due []periodicLaunch
+			due, wake = tracker.step(jobs, s.lastPeriodicLaunch, now)
+			s.logger.Trace("periodic dispatcher", "tracked", len(tracker.entries), "due", len(due), "now", now, "wake", wake)
+			for _, d := range due {
+				s.maybeLaunchPeriodic(d)
+			}
+			if wake.IsZero() {
+				wake = now.Add(periodicIdleWait)
+			}
 		}
 		timer := clock.At(wake)
 		watchCtx, cancel := context.WithCancel(ctx)
