@@ -83,7 +83,9 @@ func (t *periodicTracker) step(parents []*structs.Job, lastLaunch func(*structs.
 		e, ok := t.entries[key]
 		if !ok || e.jobModifyIndex != job.JobModifyIndex {
 			base := time.Unix(0, job.SubmitTime)
-			if last := lastLaunch(job); last.After(base) {
+			// A launch after now is no launch (a job registered with a
+			// child's ID by hand, say): it must not push the schedule away.
+			if last := lastLaunch(job); last.After(base) && !last.After(now) {
 				base = last
 			}
 			next, err := job.Periodic.Next(base)

@@ -130,6 +130,13 @@ func TestPeriodicTrackerStep(t *testing.T) {
 		t.Errorf("wake %s is not after now", wake2)
 	}
 
+	// A "launch" in the future (a hand-made child ID) is ignored.
+	future := func(*structs.Job) time.Time { return wake.Add(24 * time.Hour) }
+	fresh = newPeriodicTracker()
+	if _, w := fresh.step([]*structs.Job{job}, future, wake.Add(10*time.Second)); !w.Equal(wake.Add(time.Minute)) {
+		t.Errorf("with a future child: wake %s, want the next minute %s", w, wake.Add(time.Minute))
+	}
+
 	// Disabled, stopped or removed parents are dropped.
 	off := job.Copy()
 	off.Periodic.Enabled = false
