@@ -61,6 +61,11 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m}, nil },
+		"job dispatch": func() (cli.Command, error) { return &JobDispatchCommand{Meta: m}, nil },
+		"job periodic": func() (cli.Command, error) {
+			return &groupCommand{name: "job periodic", synopsis: "Interact with periodic jobs"}, nil
+		},
+		"job periodic force": func() (cli.Command, error) { return &JobPeriodicForceCommand{Meta: m}, nil },
 		"event": func() (cli.Command, error) {
 			return &groupCommand{name: "event", synopsis: "Stream the cluster's events"}, nil
 		},

@@ -82,6 +82,9 @@ func (c *JobRunCommand) Run(args []string) int {
 	if resp.EvalID == "" {
 		// Nothing to follow (a periodic or parameterized job, say).
 		c.Ui.Output("Job registration successful; no evaluation was created")
+		if line := nextLaunchLine(c.now(), job); line != "" { // job_status_periodic.go
+			c.Ui.Output(line)
+		}
 		return exitPlaced
 	}
 	if detach {

@@ -41,6 +41,8 @@ type jobStatus struct {
 	Summary     *structs.JobSummary
 	Evaluations []*structs.Evaluation
 	Allocations []*structs.AllocListStub
+	// Children are a periodic or parameterized job's (job_status_periodic.go).
+	Children []*structs.JobListStub `json:",omitempty"`
 }
 
 func (c *JobStatusCommand) Run(args []string) int {
@@ -111,6 +113,9 @@ func readJobStatus(ctx context.Context, client *api.Client, stub *structs.JobLis
 	if st.Allocations, _, err = jobs.Allocations(ctx, stub.ID, q); err != nil {
 		return nil, err
 	}
+	if st.Children, err = readChildren(ctx, client, st.Job); err != nil {
+		return nil, err
+	}
 	return &st, nil
 }
 
@@ -135,7 +140,7 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 	if j.Stop {
 		status += " (stopped)"
 	}
-	sections := []string{formatKV([]kv{
+	sections := []string{formatKV(append([]kv{
 		{"ID", j.ID},
 		{"Name", j.Name},
 		{"Namespace", j.Namespace},
@@ -145,8 +150,9 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 		{"Status", status},
 		{"Version", strconv.FormatUint(j.Version, 10)},
 		{"Submit Date", formatTime(j.SubmitTime)},
-	})}
+	}, parentKV(now, j)...))}
 	sections = append(sections, formatJobUI(j.UI)...) // job_status_ui.go
+	sections = append(sections, parentSections(j, st.Children)...)
 	if st.Summary != nil && len(st.Summary.Summary) > 0 {
 		sections = append(sections, "Summary\n"+formatSummary(st.Summary))
 	}

@@ -159,6 +159,7 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 	}
 	d.taskLifecycle(c, t) // lifecycle.go
 	d.volumeMounts(c, t)  // volumes.go
+	t.DispatchPayload = d.dispatchPayload(c)
 	for _, blk := range c.Blocks {
 		switch blk.Type {
 		case "constraint":

@@ -240,6 +240,8 @@ func (d *decoder) job(b *hcl.Block) *structs.Job {
 	resched := d.jobReschedule(c, jobType)
 	j.Update = d.jobUpdate(c)
 	d.jobMisc(c, j) // misc.go
+	j.Periodic = d.periodic(c)
+	j.ParameterizedJob = d.parameterized(c)
 	groups := map[string]*hcl.Block{}
 	for _, blk := range c.Blocks {
 		switch blk.Type {

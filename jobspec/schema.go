@@ -38,9 +38,10 @@ var (
 		blocks: []hcl.BlockHeaderSchema{
 			block("group", "name"), block("constraint"), block("affinity"), block("meta"),
 			block("reschedule"), block("spread"), block("update"), block("ui"), block("migrate"),
+			block("periodic"), block("parameterized"),
 		},
 		unsupported: []string{
-			"periodic", "parameterized", "multiregion",
+			"multiregion",
 			"vault", "consul", "identity", "node_pool", "vault_token",
 			"consul_token", "consul_namespace",
 		},
@@ -72,11 +73,11 @@ var (
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
 			block("constraint"), block("affinity"), block("logs"), block("service"),
-			block("lifecycle"), block("volume_mount"), block("scaling", "name"),
+			block("lifecycle"), block("volume_mount"), block("scaling", "name"), block("dispatch_payload"),
 		},
 		unsupported: []string{
 			"artifact", "template", "vault",
-			"restart", "identity", "dispatch_payload", "csi_plugin",
+			"restart", "identity", "csi_plugin",
 			"consul", "action", "schedule", "secret",
 		},
 	}

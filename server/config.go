@@ -111,7 +111,10 @@ type Config struct {
 	// Limits bound the jobs Job.Register, Job.Plan and Job.Scale accept
 	// (the agent's limits block; zero fields are the defaults).
 	Limits structs.Limits
-	Logger hclog.Logger
+	// PeriodicClock is the periodic dispatcher's clock (nil: the wall
+	// clock; server/periodic.go).
+	PeriodicClock PeriodicClock
+	Logger        hclog.Logger
 	// Events sizes the event stream (endpoint_event.go).
 	Events EventsConfig
 

@@ -71,7 +71,10 @@ func (s *Server) registerJob(args *structs.JobRegisterRequest, reply *structs.Jo
 	if job.SubmitTime == 0 {
 		job.SubmitTime = now
 	}
-	eval := newJobEval(job, structs.EvalTriggerJobRegister, now)
+	var eval *structs.Evaluation
+	if !job.IsParent() { // a periodic or parameterized parent only makes children (server/periodic.go)
+		eval = newJobEval(job, structs.EvalTriggerJobRegister, now)
+	}
 	req := &structs.JobRegisterRequest{
 		Job: job, Eval: eval, EnforceIndex: args.EnforceIndex, JobModifyIndex: args.JobModifyIndex,
 		WriteRequest: args.WriteRequest,
@@ -83,8 +86,10 @@ func (s *Server) registerJob(args *structs.JobRegisterRequest, reply *structs.Jo
 	if err != nil {
 		return fmt.Errorf("register job %q: %w", job.ID, err)
 	}
-	reply.EvalID = eval.ID
-	reply.EvalCreateIndex = index
+	if eval != nil {
+		reply.EvalID = eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Warnings = strings.Join(job.Warnings(), "\n")
 	if stored, err := s.State().JobByID(nil, job.Namespace, job.ID); err == nil && stored != nil {
@@ -120,15 +125,20 @@ func (e *jobEndpoint) Deregister(args *structs.JobDeregisterRequest, reply *stru
 	if job == nil {
 		return fmt.Errorf("job %q in namespace %q: %w", args.JobID, ns, structs.ErrNotFound)
 	}
-	eval := newJobEval(job, structs.EvalTriggerJobDeregister, time.Now().UnixNano())
+	var eval *structs.Evaluation
+	if !job.IsParent() { // a parent has no allocations to stop (Nomad's)
+		eval = newJobEval(job, structs.EvalTriggerJobDeregister, time.Now().UnixNano())
+	}
 	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, Eval: eval, WriteRequest: args.WriteRequest}
 	req.Namespace = ns
 	index, err := s.raftApply(structs.JobDeregisterRequestType, req)
 	if err != nil {
 		return fmt.Errorf("deregister job %q: %w", job.ID, err)
 	}
-	reply.EvalID = eval.ID
-	reply.EvalCreateIndex = index
+	if eval != nil {
+		reply.EvalID = eval.ID
+		reply.EvalCreateIndex = index
+	}
 	reply.JobModifyIndex = index
 	reply.Index = index
 	reply.KnownLeader = true

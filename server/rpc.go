@@ -47,6 +47,7 @@ func (s *Server) setupRPC() error {
 
 		"ServiceRegistration": &serviceEndpoint{srv: s}, // endpoint_service.go
 		"Scaling":             &scalingEndpoint{srv: s},
+		"Periodic":            &periodicEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

@@ -40,6 +40,9 @@ func (s *Server) nodeReadyEvals(nodeID string) ([]*structs.Evaluation, error) {
 // runsOnEveryNode reports whether job is of a type the system scheduler
 // places on every matching node.
 func runsOnEveryNode(job *structs.Job) bool {
+	if job.IsParent() { // placed through its children only
+		return false
+	}
 	return job.Type == structs.JobTypeSystem || job.Type == structs.JobTypeSysBatch
 }
 

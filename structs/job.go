@@ -84,6 +84,13 @@ type Job struct {
 	// state but all its allocations are stopped.
 	Stop bool
 
+	// Periodic and parameterized jobs (structs/periodic.go).
+	Periodic         *PeriodicConfig         `json:",omitempty"`
+	ParameterizedJob *ParameterizedJobConfig `json:",omitempty"`
+	ParentID         string                  `json:",omitempty"`
+	Dispatched       bool                    `json:",omitempty"`
+	Payload          []byte                  `json:",omitempty"`
+
 	Status            string
 	StatusDescription string
 	Version           uint64
@@ -162,6 +169,9 @@ type Task struct {
 	// ShutdownDelay and Kind are Nomad's (structs/jobmisc.go).
 	ShutdownDelay time.Duration `json:",omitempty"`
 	Kind          string        `json:",omitempty"`
+	// DispatchPayload writes a dispatched job's payload into the task's
+	// local/ directory (structs/periodic.go).
+	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -279,6 +289,8 @@ func (j *Job) Canonicalize() {
 	if len(j.Datacenters) == 0 {
 		j.Datacenters = slices.Clone(DefaultDatacenters)
 	}
+	j.Periodic.Canonicalize()
+	j.ParameterizedJob.Canonicalize()
 	if j.Update == nil && j.Type == JobTypeService {
 		j.Update = DefaultUpdateStrategy()
 	}
@@ -330,8 +342,12 @@ func (j *Job) Validate() error {
 	switch {
 	case j.ID == "":
 		add("job: missing ID")
+	case j.ParentID != "" && validChildID(j.ID):
 	case !validIDRe.MatchString(j.ID) || len(j.ID) > 128:
 		add("job %q: ID must be 1-128 letters, digits, '_', '-' or '.'", j.ID)
+	}
+	if err := j.validatePeriodic(); err != nil {
+		errs = append(errs, err)
 	}
 	switch j.Type {
 	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
@@ -651,6 +667,7 @@ func (j *Job) Copy() *Job {
 	c.Meta = maps.Clone(j.Meta)
 	c.Update = j.Update.Copy()
 	c.UI, c.Migrate = j.UI.Copy(), j.Migrate.Copy()
+	copyPeriodic(&c, j)
 	if j.Preemptible != nil {
 		v := *j.Preemptible
 		c.Preemptible = &v
@@ -719,6 +736,10 @@ func (t *Task) Copy() *Task {
 		lc := *t.LogConfig
 		c.LogConfig = &lc
 	}
+	if t.DispatchPayload != nil {
+		dp := *t.DispatchPayload
+		c.DispatchPayload = &dp
+	}
 	return &c
 }
 
@@ -776,6 +797,8 @@ func copyAffinities(in []*Affinity) []*Affinity {
 type JobListStub struct {
 	ID                string
 	ParentID          string
+	Periodic          bool
+	ParameterizedJob  bool
 	Name              string
 	Namespace         string
 	Datacenters       []string
@@ -796,7 +819,8 @@ type JobListStub struct {
 // Stub returns the job's list stub; summary may be nil.
 func (j *Job) Stub(summary *JobSummary) *JobListStub {
 	return &JobListStub{
-		ID: j.ID, Name: j.Name, Namespace: j.Namespace,
+		ID: j.ID, ParentID: j.ParentID, Name: j.Name, Namespace: j.Namespace,
+		Periodic: j.Periodic != nil, ParameterizedJob: j.ParameterizedJob != nil,
 		Datacenters: j.Datacenters, Type: j.Type, Priority: j.Priority,
 		Status: j.Status, StatusDescription: j.StatusDescription, Stop: j.Stop,
 		JobSummary:  summary,

@@ -374,6 +374,14 @@ func (ar *AllocRunner) prepare() error {
 			return fmt.Errorf("alloc dir: %w", err)
 		}
 	}
+	ar.mu.Lock()
+	job := ar.alloc.Job
+	ar.mu.Unlock()
+	for _, tr := range ar.tasks {
+		if err := writeDispatchPayload(job, tr.task, TaskDir(ar.allocDir, tr.task.Name)); err != nil { // dispatch.go
+			return err
+		}
+	}
 	return nil
 }
 

@@ -75,7 +75,7 @@ func TaskEnvOn(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir 
 		vars[EnvMemoryLimit] = strconv.FormatInt(res.Memory.MemoryMB, 10)
 	}
 	maps.Copy(vars, portVars(alloc)) // env_ports.go
-	own := map[string]string{}
+	own := metaEnv(alloc, task)      // dispatch.go
 	for k, v := range vars {
 		for _, p := range envPrefixes {
 			own[p+k] = v
@@ -89,7 +89,6 @@ func TaskEnvOn(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir 
 		own[EnvCUDAVisibleDevices] = ""
 	}
 
-	maps.Copy(own, metaEnv(alloc, task)) // interpolate.go
 	env := make(map[string]string, len(task.Env)+len(own))
 	rt := Runtime{Env: own, Node: node}
 	for k, v := range task.Env {

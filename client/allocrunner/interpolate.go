@@ -111,33 +111,3 @@ func (r Runtime) value(v any) any {
 	}
 	return v
 }
-
-// metaEnv is NOMAD_META_<key> and DROVER_META_<key> for the job's,
-// the group's and the task's meta merged (the task's win), each also
-// under the upper-cased key, as Nomad sets them.
-func metaEnv(alloc *structs.Allocation, task *structs.Task) map[string]string {
-	merged := map[string]string{}
-	if j := alloc.Job; j != nil {
-		for k, v := range j.Meta {
-			merged[k] = v
-		}
-		for _, tg := range j.TaskGroups {
-			if tg.Name == alloc.TaskGroup {
-				for k, v := range tg.Meta {
-					merged[k] = v
-				}
-			}
-		}
-	}
-	for k, v := range task.Meta {
-		merged[k] = v
-	}
-	out := make(map[string]string, 4*len(merged))
-	for k, v := range merged {
-		for _, p := range envPrefixes {
-			out[p+"META_"+strings.ToUpper(k)] = v
-			out[p+"META_"+k] = v
-		}
-	}
-	return out
-}

@@ -195,6 +195,10 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("POST /v1/job/{id}/scale", h.wrap(h.jobScale))
 	m.HandleFunc("PUT /v1/job/{id}/plan", h.wrap(h.jobPlan))
 	m.HandleFunc("POST /v1/job/{id}/plan", h.wrap(h.jobPlan))
+	m.HandleFunc("PUT /v1/job/{id}/dispatch", h.wrap(h.jobDispatch)) // http_periodic.go
+	m.HandleFunc("POST /v1/job/{id}/dispatch", h.wrap(h.jobDispatch))
+	m.HandleFunc("PUT /v1/job/{id}/periodic/force", h.wrap(h.periodicForce))
+	m.HandleFunc("POST /v1/job/{id}/periodic/force", h.wrap(h.periodicForce))
 	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))

@@ -142,6 +142,8 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyACLTokenDelete
 	case structs.ACLTokenBootstrapType:
 		return f.applyACLBootstrap
+	case structs.PeriodicLaunchUpsertRequestType:
+		return f.applyPeriodicLaunch
 	case structs.GarbageCollectRequestType:
 		return f.applyGarbageCollect
 	case structs.ServiceRegistrationUpsertRequestType: // service.go

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -62,6 +63,8 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 		structs.ServiceRegistrationDeleteByIDRequestType: &structs.ServiceRegistrationDeleteByIDRequest{ID: "_nomad-task-a1-web",
 			WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}},
 		structs.ServiceRegistrationDeleteByAllocRequestType: &structs.ServiceRegistrationDeleteByAllocRequest{AllocIDs: []string{"a1"}},
+		structs.PeriodicLaunchUpsertRequestType: &structs.PeriodicLaunchUpsertRequest{Launch: &structs.PeriodicLaunch{
+			Namespace: structs.DefaultNamespace, ID: "x", Launch: time.Unix(1_790_000_000, 0)}},
 		structs.GarbageCollectRequestType: &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{Namespace: structs.DefaultNamespace, ID: "j", ModifyIndex: 2}},
 			Evals: []string{"e1"}, Allocs: []string{"a1"}, Nodes: []structs.GCNode{{ID: "n1", ModifyIndex: 1}}},
 	}

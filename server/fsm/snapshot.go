@@ -81,7 +81,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 	for _, step := range []func(func(recordType, any) error) error{
 		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
 		s.persistSchedulerConfig, s.persistNamespaces, s.persistReservations, s.persistQueues,
-		s.persistACL, s.persistServiceRegistrations,
+		s.persistACL, s.persistServiceRegistrations, s.persistPeriodicLaunches,
 	} {
 		if err := step(rec); err != nil {
 			return err
@@ -243,6 +243,8 @@ func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) erro
 		return restoreQueue(r, dec)
 	case serviceRegistrationRecord:
 		return restoreServiceRegistration(r, dec)
+	case periodicLaunchRecord:
+		return restorePeriodicLaunch(r, dec)
 	case aclPolicyRecord, aclTokenRecord:
 		return restoreACLRecord(r, dec, t)
 	case namespaceRecord, quotaRecord:

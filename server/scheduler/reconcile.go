@@ -77,7 +77,7 @@ func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]
 	for _, a := range allocs {
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
 	}
-	if job.Stopped() {
+	if job.Stopped() || job.IsParent() { // a parent is placed through its children
 		for _, a := range allocs {
 			r.stopUnneeded(a, nodes, DescJobStopped)
 		}

@@ -56,7 +56,7 @@ type systemReconciliation struct {
 func reconcileSystem(job *structs.Job, allocs []*structs.Allocation, nodes []*structs.Node, sysbatch bool, now time.Time) systemReconciliation {
 	var r systemReconciliation
 	byID := nodesByID(nodes)
-	if job.Stopped() {
+	if job.Stopped() || job.IsParent() { // a parent is placed through its children
 		for _, a := range allocs {
 			r.stopUnneeded(a, byID, DescJobStopped)
 		}

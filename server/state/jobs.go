@@ -122,6 +122,12 @@ func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(p
 // evaluation outstanding; running while any allocation runs; pending
 // otherwise.
 func jobStatus(txn *memdb.Txn, job *structs.Job) (string, error) {
+	if job.IsParent() { // Nomad's: a periodic or parameterized parent runs until stopped
+		if job.Stop {
+			return structs.JobStatusDead, nil
+		}
+		return structs.JobStatusRunning, nil
+	}
 	allocs, err := txn.Get(TableAllocs, indexJob, job.Namespace, job.ID)
 	if err != nil {
 		return "", fmt.Errorf("allocs of job %q: %w", job.ID, err)

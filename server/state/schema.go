@@ -66,6 +66,8 @@ func Schema() *memdb.DBSchema {
 
 		// The service registry (services.go).
 		TableServiceRegistrations: serviceRegistrationsTable(),
+		// Periodic parents' last launches (periodic.go).
+		TablePeriodicLaunch: periodicLaunchTable(),
 	}}
 }
 

@@ -156,6 +156,9 @@ func (tx *Txn) DeleteJob(namespace, jobID string) error {
 	if err := tx.DeleteReservation(namespace, jobID); err != nil {
 		return err
 	}
+	if err := tx.deletePeriodicLaunch(namespace, jobID); err != nil { // periodic.go
+		return err
+	}
 	if err := queueJobChanged(tx.txn, existing, nil); err != nil { // queue_usage.go
 		return err
 	}
