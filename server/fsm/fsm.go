@@ -144,6 +144,12 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyACLBootstrap
 	case structs.GarbageCollectRequestType:
 		return f.applyGarbageCollect
+	case structs.VariableUpsertRequestType:
+		return f.applyVariableUpsert
+	case structs.VariableDeleteRequestType:
+		return f.applyVariableDelete
+	case structs.RootKeyMetaUpsertRequestType:
+		return f.applyRootKeyMetaUpsert
 	}
 	return nil
 }

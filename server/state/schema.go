@@ -63,6 +63,10 @@ func Schema() *memdb.DBSchema {
 		// ACL policies and tokens (acl.go).
 		TableACLPolicies: aclPoliciesTable(),
 		TableACLTokens:   aclTokensTable(),
+
+		// Variables, sealed, and the root keys' metadata (variables.go).
+		TableVariables: variablesTable(),
+		TableRootKeys:  rootKeysTable(),
 	}}
 }
 
