@@ -139,6 +139,13 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"queue": func() (cli.Command, error) {
 			return &groupCommand{name: "queue", synopsis: "Create, inspect and delete fair-share queues"}, nil
 		},
+		"var": func() (cli.Command, error) {
+			return &groupCommand{name: "var", synopsis: "Create, read, list and purge variables"}, nil
+		},
+		"var put":      func() (cli.Command, error) { return &VarPutCommand{Meta: m}, nil },
+		"var get":      func() (cli.Command, error) { return &VarGetCommand{Meta: m}, nil },
+		"var list":     func() (cli.Command, error) { return &VarListCommand{Meta: m}, nil },
+		"var purge":    func() (cli.Command, error) { return &VarPurgeCommand{Meta: m}, nil },
 		"queue apply":  func() (cli.Command, error) { return &QueueApplyCommand{Meta: m}, nil },
 		"queue list":   func() (cli.Command, error) { return &QueueListCommand{Meta: m}, nil },
 		"queue status": func() (cli.Command, error) { return &QueueStatusCommand{Meta: m}, nil },

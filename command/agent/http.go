@@ -215,6 +215,7 @@ func (h *httpAPI) routes() {
 	h.operatorRoutes(m)
 	h.namespaceRoutes(m)
 	h.queueRoutes(m)
+	h.varRoutes(m) // http_vars.go
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
 	h.aclRoutes(m)
