@@ -73,9 +73,10 @@ var (
 		blocks: []hcl.BlockHeaderSchema{
 			block("config"), block("env"), block("meta"), block("resources"),
 			block("constraint"), block("affinity"), block("logs"),
+			block("template"), block("artifact"), // template.go
 		},
 		unsupported: []string{
-			"artifact", "template", "service", "vault", "volume_mount", "lifecycle",
+			"service", "vault", "volume_mount", "lifecycle",
 			"restart", "scaling", "identity", "dispatch_payload", "csi_plugin", "kind",
 			"leader", "shutdown_delay", "consul", "action", "schedule", "secret",
 		},

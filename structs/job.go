@@ -131,6 +131,10 @@ type Task struct {
 	// LogConfig bounds the task's log files (nil: the defaults, see
 	// structs/logs.go).
 	LogConfig *LogConfig
+	// Templates and Artifacts prepare the task directory before each
+	// start (structs/template.go).
+	Templates []*Template     `json:",omitempty"`
+	Artifacts []*TaskArtifact `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -272,6 +276,7 @@ func (j *Job) Canonicalize() {
 					d.Count = 1
 				}
 			}
+			t.canonicalizeTaskFiles() // template.go
 		}
 	}
 }
@@ -448,6 +453,9 @@ func (t *Task) Validate() error {
 		if err := a.Validate(); err != nil {
 			add("task %q: %w", t.Name, err)
 		}
+	}
+	if err := t.validateTaskFiles(); err != nil {
+		errs = append(errs, err)
 	}
 	if r := t.Resources; r != nil {
 		if r.CPU < 0 || r.MemoryMB < 0 {
@@ -645,7 +653,21 @@ func (t *Task) Copy() *Task {
 		lc := *t.LogConfig
 		c.LogConfig = &lc
 	}
+	c.Templates = copySlice(t.Templates, (*Template).Copy)
+	c.Artifacts = copySlice(t.Artifacts, (*TaskArtifact).Copy)
 	return &c
+}
+
+// copySlice deep-copies a slice of pointers with cp; nil stays nil.
+func copySlice[T any](in []*T, cp func(*T) *T) []*T {
+	if in == nil {
+		return nil
+	}
+	out := make([]*T, len(in))
+	for i, v := range in {
+		out[i] = cp(v)
+	}
+	return out
 }
 
 // Copy returns a deep copy of the resources.
