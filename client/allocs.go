@@ -171,6 +171,7 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
 		GPUSharing: gpuSharing{c},
 		Users:      c.cfg.Users,
+		TaskFiles:  c.taskFiles(), // variables.go
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -217,6 +218,7 @@ func (c *Client) restoreRunners() {
 			Restore:    &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
 			GPUSharing: gpuSharing{c},
 			Users:      c.cfg.Users,
+			TaskFiles:  c.taskFiles(),
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation; its tasks are killed", "alloc_id", a.ID, "error", err)

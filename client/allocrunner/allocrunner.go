@@ -92,6 +92,8 @@ type Config struct {
 	GPUSharing GPUSharing
 	// Users is which users tasks may run as (userpolicy.go).
 	Users UserPolicy
+	// TaskFiles serves the template and artifact hooks (task_prestart.go).
+	TaskFiles TaskFilesConfig
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -110,6 +112,7 @@ type AllocRunner struct {
 	sharing  GPUSharing
 	shares   *gpuShares // set by Run before any task starts
 	users    UserPolicy
+	files    TaskFilesConfig
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -185,6 +188,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 		restored: cfg.Restore != nil,
 		sharing:  cfg.GPUSharing,
 		users:    cfg.Users,
+		files:    cfg.TaskFiles,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
