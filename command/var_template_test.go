@@ -70,21 +70,23 @@ func TestTemplateFromVariable_EndToEnd(t *testing.T) {
 		t.Fatalf("var put: %d %s %s", code, out, errOut)
 	}
 	nsWaitUntil(t, 45*time.Second, "pass=n3w after the re-render", func() bool { return strings.Contains(logs(), "pass=n3w") })
-	var alloc struct {
-		TaskStates map[string]struct {
-			Restarts int
-			Events   []struct{ Type, Message string }
+	// The client reports the restart in its next batched update.
+	nsWaitUntil(t, 20*time.Second, "a restart after Template Re-rendered in the task's state", func() bool {
+		var alloc struct {
+			TaskStates map[string]struct {
+				Restarts int
+				Events   []struct{ Type, Message string }
+			}
 		}
-	}
-	getJSON(t, addr+"/v1/allocation/"+allocID, &alloc)
-	st := alloc.TaskStates["t"]
-	sawRerender := false
-	for _, ev := range st.Events {
-		sawRerender = sawRerender || ev.Type == "Template Re-rendered"
-	}
-	if st.Restarts < 1 || !sawRerender {
-		t.Errorf("task state: %d restarts, events %+v; want a restart after Template Re-rendered", st.Restarts, st.Events)
-	}
+		getJSON(t, addr+"/v1/allocation/"+allocID, &alloc)
+		st := alloc.TaskStates["t"]
+		for _, ev := range st.Events {
+			if ev.Type == "Template Re-rendered" {
+				return st.Restarts >= 1
+			}
+		}
+		return false
+	})
 }
 
 func getJSON(t *testing.T, url string, out any) {

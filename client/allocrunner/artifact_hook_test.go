@@ -63,7 +63,10 @@ func TestFetchArtifact(t *testing.T) {
 	}
 	ctx := context.Background()
 	cfg := TaskFilesConfig{ArtifactMaxSize: 1024}
-	fetch := func(a *structs.TaskArtifact) error { a.Canonicalize(); return FetchArtifact(ctx, a, taskDir, allocDir, cfg) }
+	fetch := func(a *structs.TaskArtifact) error {
+		a.Canonicalize()
+		return FetchArtifact(ctx, a, taskDir, allocDir, cfg)
+	}
 
 	ok := &structs.TaskArtifact{GetterSource: srv.URL + "/model.bin", GetterHeaders: map[string]string{"X-Token": "t0k"},
 		GetterOptions: map[string]string{"checksum": "sha256:" + hex.EncodeToString(sum[:])}}
