@@ -81,7 +81,9 @@ func TestArtifact_EndToEnd(t *testing.T) {
 	nsWaitUntil(t, 30*time.Second, "the task failed with Failed Artifact Download", func() bool {
 		var alloc struct {
 			ClientStatus string
-			TaskStates   map[string]struct{ Events []struct{ Type, Message string } }
+			TaskStates   map[string]struct {
+				Events []struct{ Type, Message string }
+			}
 		}
 		getJSON(t, addr+"/v1/allocation/"+badID, &alloc)
 		for _, ev := range alloc.TaskStates["t"].Events {
