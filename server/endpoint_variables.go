@@ -273,5 +273,25 @@ func (s *Server) authorizeAllocVariables(method string, args *structs.VariablesA
 		s.logger.Warn("node call refused: allocation not on the node", "method", method, "node_id", args.NodeID, "alloc_id", args.AllocID)
 		return nil, fmt.Errorf("%w: allocation %s is not on node %s", structs.ErrPermissionDenied, args.AllocID, args.NodeID)
 	}
+	if !allocHasTask(alloc, args.Task) {
+		return nil, fmt.Errorf("%w: allocation %s has no task %q", structs.ErrPermissionDenied, args.AllocID, args.Task)
+	}
 	return alloc, nil
+}
+
+// allocHasTask reports whether the allocation's group has task.
+func allocHasTask(alloc *structs.Allocation, task string) bool {
+	if alloc.Job == nil {
+		return false
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return false
+	}
+	for _, t := range tg.Tasks {
+		if t.Name == task {
+			return true
+		}
+	}
+	return false
 }

@@ -229,6 +229,9 @@ func TestVariables_AllocRead(t *testing.T) {
 	if _, err := ask("nomad/jobs/other", node.SecretID, "t"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("may read only")) {
 		t.Errorf("read another job's variable: %v, want refused", err)
 	}
+	if _, err := ask("nomad/jobs/web/train/other", node.SecretID, "other"); err == nil {
+		t.Errorf("read for a task the allocation does not have: want refused")
+	}
 	if _, err := ask("nomad/jobs/web", "wrong-secret", "t"); err == nil {
 		t.Errorf("read with a wrong node secret: want refused")
 	}
