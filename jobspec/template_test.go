@@ -93,3 +93,24 @@ func TestTemplateAndArtifactErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestTemplateAndArtifactJSON(t *testing.T) {
+	src := `{"Job":{"ID":"web","Datacenters":["dc1"],"TaskGroups":[{"Name":"g","Tasks":[{"Name":"t","Driver":"raw_exec",
+"Templates":[{"EmbeddedTmpl":"A={{ env \"X\" }}","DestPath":"local/a.env","Envvars":true}],
+"Artifacts":[{"GetterSource":"https://example.com/a.tgz","GetterOptions":{"checksum":"sha256:ab"}}]}]}]}}`
+	job, err := Parse("job.json", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	task := job.TaskGroups[0].Tasks[0]
+	if tm := task.Templates[0]; tm.DestPath != "local/a.env" || !tm.Envvars || tm.ChangeMode != "restart" {
+		t.Errorf("template = %+v", tm)
+	}
+	if a := task.Artifacts[0]; a.RelativeDest != "local/" || a.GetterMode != "any" || a.GetterOptions["checksum"] != "sha256:ab" {
+		t.Errorf("artifact = %+v", a)
+	}
+	bad := strings.Replace(src, `"local/a.env"`, `"../a.env"`, 1)
+	if _, err := Parse("job.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), "escapes the task directory") {
+		t.Errorf("escaping DestPath in JSON: %v", err)
+	}
+}
