@@ -237,6 +237,7 @@ func (a *Agent) startClient() error {
 	if a.config.rpcTLS() {
 		rpcTLS = a.tls
 	}
+	artifactMax, artifactTimeout := a.config.Client.artifactLimits() // config_artifact.go
 	c, err := client.NewClient(&client.Config{
 		Name:          a.config.Name,
 		Datacenter:    a.config.Datacenter,
@@ -263,6 +264,8 @@ func (a *Agent) startClient() error {
 		GCMaxAllocs:          a.config.Client.GCMaxAllocs,
 		GCDiskUsageThreshold: a.config.Client.GCDiskUsageThreshold,
 		GPUHistory:           a.config.Client.GPUHistory.config(),
+		ArtifactMaxSize:      artifactMax,
+		ArtifactTimeout:      mustDuration(artifactTimeout),
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

@@ -138,6 +138,8 @@ type ClientConfig struct {
 	// GPUHistory is the GPU utilisation history the client keeps
 	// (config_gpu_history.go).
 	GPUHistory *GPUHistoryConfig `hcl:"gpu_history,block"`
+	// Artifact bounds artifact downloads (config_artifact.go).
+	Artifact *ArtifactConfig `hcl:"artifact,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -344,6 +346,9 @@ func (c *Config) Merge(o *Config) {
 		if cl.GPUHistory != nil {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
+		if cl.Artifact != nil {
+			c.Client.Artifact = cl.Artifact
+		}
 	}
 	if o.ACL != nil {
 		c.ACL = o.ACL
@@ -387,6 +392,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Server.validateGC()...)
 	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.Client.validateGPUHistory()...)
+	errs = append(errs, c.Client.validateArtifact()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)
