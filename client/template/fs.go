@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,50 +59,69 @@ func within(root, p string) bool {
 
 // WriteFile writes data to rel inside root with mode perm, atomically
 // (a temporary file renamed over it), creating its directories (0755).
-// It reports whether the content changed.
+// It reports whether the content changed. The checks of ResolveInside
+// give a clear error; the writes themselves go through an os.Root, so
+// that a task swapping a directory for a symlink meanwhile cannot move
+// them out of root either.
 func WriteFile(root, rel string, data []byte, perm os.FileMode) (changed bool, err error) {
-	full, err := ResolveInside(root, rel)
-	if err != nil {
-		return false, err
-	}
-	if old, err := os.ReadFile(full); err == nil && bytes.Equal(old, data) {
-		return false, os.Chmod(full, perm)
-	}
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return false, err
-	}
-	// The directories exist now: check again that none is a symlink out.
 	if _, err := ResolveInside(root, rel); err != nil {
 		return false, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(full), ".tmpl-*")
+	r, err := os.OpenRoot(root)
 	if err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
+	defer r.Close()
+	clean := filepath.Clean(rel)
+	if old, err := r.ReadFile(clean); err == nil && bytes.Equal(old, data) {
+		return false, r.Chmod(clean, perm)
+	}
+	dir := filepath.Dir(clean)
+	if err := r.MkdirAll(dir, 0o755); err != nil {
+		return false, escapeError(rel, err)
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf(".tmpl-%d", rand.Uint64()))
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return false, escapeError(rel, err)
+	}
+	defer func() { _ = r.Remove(tmp) }()
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
 		return false, err
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		_ = tmp.Close()
+	if err := f.Chmod(perm); err != nil {
+		_ = f.Close()
 		return false, err
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		return false, err
 	}
-	return true, os.Rename(tmp.Name(), full)
+	return true, escapeError(rel, r.Rename(tmp, clean))
+}
+
+// escapeError wraps an os.Root error (a path that escapes root fails
+// there when a symlink appeared after ResolveInside checked) with rel.
+func escapeError(rel string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%q: %w", rel, err)
 }
 
 // ReadFile reads rel inside root, at most limit bytes.
 func ReadFile(root, rel string, limit int64) ([]byte, error) {
-	full, err := ResolveInside(root, rel)
+	if _, err := ResolveInside(root, rel); err != nil {
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(full)
+	defer r.Close()
+	f, err := r.Open(filepath.Clean(rel))
 	if err != nil {
-		return nil, err
+		return nil, escapeError(rel, err)
 	}
 	defer f.Close()
 	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
