@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,6 +226,20 @@ func TestVariables_AllocRead(t *testing.T) {
 	resp, err := ask("nomad/jobs/web", node.SecretID, "t")
 	if err != nil || resp.Data == nil || resp.Data.Items["db_pass"] != "s3cret" {
 		t.Fatalf("read own job's variable = %+v, %v", resp.Data, err)
+	}
+	putVar(t, s, "", "nomad/jobs/web/train", structs.VariableItems{"g": "1"}, nil)
+	putVar(t, s, "", "nomad/jobs/web/train/other-task", structs.VariableItems{"x": "no"}, nil)
+	lreq := &structs.VariablesAllocRequest{NodeID: node.ID, NodeSecret: node.SecretID, AllocID: alloc.ID, Task: "t", Path: "nomad/jobs/"}
+	var lresp structs.VariablesAllocResponse
+	if err := c.Call(structs.RPCVariablesAllocList, lreq, &lresp); err != nil {
+		t.Fatalf("AllocList: %v", err)
+	}
+	var listed []string
+	for _, v := range lresp.List {
+		listed = append(listed, v.Path)
+	}
+	if strings.Join(listed, ",") != "nomad/jobs/web,nomad/jobs/web/train" || lresp.List[0].Items["db_pass"] != "s3cret" {
+		t.Errorf("AllocList nomad/jobs/ = %v, want the job's and the group's variables only", listed)
 	}
 	if _, err := ask("nomad/jobs/other", node.SecretID, "t"); err == nil || !bytes.Contains([]byte(err.Error()), []byte("may read only")) {
 		t.Errorf("read another job's variable: %v, want refused", err)
