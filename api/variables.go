@@ -105,3 +105,29 @@ func casError(err error, checkIndex *uint64) error {
 	}
 	return &ErrCASConflict{CheckIndex: *checkIndex, Conflict: &conflict}
 }
+
+// RootKeys is the variables' root keyring: /v1/operator/keyring.
+type RootKeys struct{ c *Client }
+
+// RootKeys returns the root keyring endpoints.
+func (c *Client) RootKeys() *RootKeys { return &RootKeys{c: c} }
+
+// List returns the root keys' metadata, oldest first.
+func (k *RootKeys) List(ctx context.Context, q *QueryOptions) ([]*structs.RootKeyMeta, *QueryMeta, error) {
+	var out []*structs.RootKeyMeta
+	meta, err := k.c.query(ctx, "/v1/operator/keyring/keys", q, &out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, meta, nil
+}
+
+// Rotate makes a new root key the active one and returns its metadata.
+func (k *RootKeys) Rotate(ctx context.Context, w *WriteOptions) (*structs.RootKeyMeta, *WriteMeta, error) {
+	var out struct{ Key *structs.RootKeyMeta }
+	meta, err := k.c.write(ctx, http.MethodPut, "/v1/operator/keyring/rotate", nil, &out, w, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out.Key, meta, nil
+}

@@ -139,17 +139,28 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"queue": func() (cli.Command, error) {
 			return &groupCommand{name: "queue", synopsis: "Create, inspect and delete fair-share queues"}, nil
 		},
-		"var": func() (cli.Command, error) {
-			return &groupCommand{name: "var", synopsis: "Create, read, list and purge variables"}, nil
-		},
-		"var put":      func() (cli.Command, error) { return &VarPutCommand{Meta: m}, nil },
-		"var get":      func() (cli.Command, error) { return &VarGetCommand{Meta: m}, nil },
-		"var list":     func() (cli.Command, error) { return &VarListCommand{Meta: m}, nil },
-		"var purge":    func() (cli.Command, error) { return &VarPurgeCommand{Meta: m}, nil },
 		"queue apply":  func() (cli.Command, error) { return &QueueApplyCommand{Meta: m}, nil },
 		"queue list":   func() (cli.Command, error) { return &QueueListCommand{Meta: m}, nil },
 		"queue status": func() (cli.Command, error) { return &QueueStatusCommand{Meta: m}, nil },
 		"queue delete": func() (cli.Command, error) { return &QueueDeleteCommand{Meta: m}, nil },
+
+		// Variables and their root keyring (var.go, operator_root_keyring.go).
+		"var": func() (cli.Command, error) {
+			return &groupCommand{name: "var", synopsis: "Create, read, list and purge variables"}, nil
+		},
+		"var put":   func() (cli.Command, error) { return &VarPutCommand{Meta: m}, nil },
+		"var get":   func() (cli.Command, error) { return &VarGetCommand{Meta: m}, nil },
+		"var list":  func() (cli.Command, error) { return &VarListCommand{Meta: m}, nil },
+		"var purge": func() (cli.Command, error) { return &VarPurgeCommand{Meta: m}, nil },
+		"operator root": func() (cli.Command, error) {
+			return &groupCommand{name: "operator root", synopsis: "Manage the variables' root keyring"}, nil
+		},
+		"operator root keyring": func() (cli.Command, error) {
+			return &groupCommand{name: "operator root keyring", synopsis: "Rotate and list the variables' root keys"}, nil
+		},
+		"operator root keyring rotate": func() (cli.Command, error) { return &OperatorRootKeyringRotateCommand{Meta: m}, nil },
+		"operator root keyring list":   func() (cli.Command, error) { return &OperatorRootKeyringListCommand{Meta: m}, nil },
+
 		"operator raft": func() (cli.Command, error) {
 			return &groupCommand{name: "operator raft", synopsis: "Inspect and change the Raft configuration"}, nil
 		},

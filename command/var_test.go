@@ -54,6 +54,12 @@ func TestVarCommands(t *testing.T) {
 	expect(1, "want key=value", "var", "put", "a", "novalue")
 	expect(1, "not found", "var", "get", "nope")
 
+	expect(0, "active", "operator", "root", "keyring", "list")
+	rotated := expect(0, "active", "operator", "root", "keyring", "rotate")
+	if keys := expect(0, "inactive", "operator", "root", "keyring", "list"); !strings.Contains(keys, strings.Fields(strings.Split(rotated, "\n")[1])[0]) {
+		t.Errorf("keyring list = %q, want the rotated key %q", keys, rotated)
+	}
+	expect(0, "fast", "var", "get", "-item", "mode", "app/cfg") // sealed with the old key, still readable
 	expect(0, `Successfully purged variable "app/cfg"!`, "var", "purge", "app/cfg")
 	expect(1, "not found", "var", "get", "app/cfg")
 

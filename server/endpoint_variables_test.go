@@ -257,3 +257,49 @@ func TestVariables_AllocRead(t *testing.T) {
 		t.Errorf("RootKey.Get in process = %v, want permission denied", err)
 	}
 }
+
+// TestVariables_RotateRootKey: after a rotation new variables are sealed
+// with the new key, older ones stay readable with theirs; only a
+// management token may rotate or list.
+func TestVariables_RotateRootKey(t *testing.T) {
+	t.Parallel()
+	s, mgmt := aclServer(t)
+	putVar(t, s, mgmt, "app/old", structs.VariableItems{"k": "before"}, nil)
+	first, _ := s.State().ActiveRootKeyMeta(nil)
+
+	rot := &structs.RootKeyRotateRequest{}
+	rot.AuthToken = mgmt
+	var rresp structs.RootKeyRotateResponse
+	call(t, s, structs.RPCRootKeyRotate, rot, &rresp)
+	if rresp.Key == nil || rresp.Key.KeyID == first.KeyID || rresp.Key.State != structs.RootKeyStateActive {
+		t.Fatalf("rotate = %+v (first key %s)", rresp.Key, first.KeyID)
+	}
+	putVar(t, s, mgmt, "app/new", structs.VariableItems{"k": "after"}, nil)
+	oldSealed, _ := s.State().VariableByPath(nil, "default", "app/old")
+	newSealed, _ := s.State().VariableByPath(nil, "default", "app/new")
+	if oldSealed.KeyID != first.KeyID || newSealed.KeyID != rresp.Key.KeyID {
+		t.Errorf("keys: old variable %s (want %s), new %s (want %s)", oldSealed.KeyID, first.KeyID, newSealed.KeyID, rresp.Key.KeyID)
+	}
+	for path, want := range map[string]string{"app/old": "before", "app/new": "after"} {
+		if v, err := readVar(s, mgmt, path, false); err != nil || v.Items["k"] != want {
+			t.Errorf("read %s = %+v, %v", path, v, err)
+		}
+	}
+	list := &structs.RootKeyListRequest{}
+	list.AuthToken = mgmt
+	var lresp structs.RootKeyListResponse
+	call(t, s, structs.RPCRootKeyList, list, &lresp)
+	if len(lresp.Keys) != 2 || lresp.Keys[0].State != structs.RootKeyStateInactive || lresp.Keys[1].State != structs.RootKeyStateActive {
+		t.Errorf("keys = %+v, want the first inactive and the new one active", lresp.Keys)
+	}
+
+	tok := clientToken(t, s, mgmt, "ops", `operator { policy = "write" }`).SecretID
+	rot.AuthToken = tok
+	if err := s.RPC(structs.RPCRootKeyRotate, rot, &structs.RootKeyRotateResponse{}); !isDenied(err) {
+		t.Errorf("rotate with a non-management token = %v, want denied", err)
+	}
+	rot.AuthToken, rot.Full = mgmt, true
+	if err := s.RPC(structs.RPCRootKeyRotate, rot, &structs.RootKeyRotateResponse{}); !errors.Is(err, structs.ErrInvalid) {
+		t.Errorf("rotate -full = %v, want refused", err)
+	}
+}

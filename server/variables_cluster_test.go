@@ -39,6 +39,17 @@ func TestVariables_KeyReplicatedToFollowers(t *testing.T) {
 			return err == nil && v != nil && v.Items["db_pass"] == "s3cret", "follower stale read not decrypted"
 		})
 	}
+	// A rotation reaches every follower's keystore too.
+	rot := &structs.RootKeyRotateRequest{}
+	var rresp structs.RootKeyRotateResponse
+	call(t, leader, structs.RPCRootKeyRotate, rot, &rresp)
+	for i := range 3 {
+		s := c.Server(i)
+		waitFor(t, 10*time.Second, func() (bool, string) {
+			ks, err := s.keystore()
+			return err == nil && ks.get(rresp.Key.KeyID) != nil, "a server never fetched the rotated key"
+		})
+	}
 	old := c.Index(leader)
 	if err := c.shutdown(old, leader); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/droverhq/drover/server/state"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -75,6 +76,13 @@ func (s *Server) activeRootKey() (*structs.RootKey, error) {
 	if meta != nil {
 		return s.rootKey(meta.KeyID)
 	}
+	return s.newActiveRootKey(nil)
+}
+
+// newActiveRootKey generates a key, writes it to the keystore and then
+// records it through Raft as the active one, the keys in deactivate
+// becoming inactive. The caller holds keyGenMu.
+func (s *Server) newActiveRootKey(deactivate []string) (*structs.RootKey, error) {
 	ks, err := s.keystore()
 	if err != nil {
 		return nil, err
@@ -89,11 +97,74 @@ func (s *Server) activeRootKey() (*structs.RootKey, error) {
 	if err := ks.add(k); err != nil {
 		return nil, err
 	}
-	if _, err := s.raftApply(structs.RootKeyMetaUpsertRequestType, &structs.RootKeyMetaUpsertRequest{Meta: k.Meta}); err != nil {
+	req := &structs.RootKeyMetaUpsertRequest{Meta: k.Meta, Deactivate: deactivate}
+	if _, err := s.raftApply(structs.RootKeyMetaUpsertRequestType, req); err != nil {
 		return nil, fmt.Errorf("record root key: %w", err)
 	}
-	s.logger.Info("generated the variables root key", "key_id", k.Meta.KeyID)
+	s.logger.Info("generated a variables root key", "key_id", k.Meta.KeyID, "deactivated", deactivate)
 	return k, nil
+}
+
+// Rotate makes a new root key the active one: new variables are sealed
+// with it, older ones stay readable with their own key. Management only.
+func (e *rootKeyEndpoint) Rotate(args *structs.RootKeyRotateRequest, reply *structs.RootKeyRotateResponse) (err error) {
+	s := e.srv
+	defer s.recoverPanic(structs.RPCRootKeyRotate, &err)
+	if done, err := s.forward(structs.RPCRootKeyRotate, args, reply); done {
+		return err
+	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
+		return err
+	}
+	switch {
+	case args.Full:
+		return fmt.Errorf("rotate root key: -full (re-encrypting every variable) is not supported by Drover: %w", structs.ErrInvalid)
+	case args.Algorithm != "" && args.Algorithm != rootKeyAlgorithm:
+		return fmt.Errorf("rotate root key: algorithm %q: only %s: %w", args.Algorithm, rootKeyAlgorithm, structs.ErrInvalid)
+	}
+	s.keyGenMu.Lock()
+	defer s.keyGenMu.Unlock()
+	metas, err := s.State().RootKeyMetas(nil)
+	if err != nil {
+		return err
+	}
+	var active []string
+	for _, m := range metas {
+		if m.State == structs.RootKeyStateActive {
+			active = append(active, m.KeyID)
+		}
+	}
+	if _, err := s.newActiveRootKey(active); err != nil {
+		return err
+	}
+	stored, err := s.State().ActiveRootKeyMeta(nil)
+	if err != nil {
+		return err
+	}
+	reply.Key = stored
+	reply.Index = stored.ModifyIndex
+	return nil
+}
+
+// List answers the root keys' metadata (never a key). Management only.
+func (e *rootKeyEndpoint) List(args *structs.RootKeyListRequest, reply *structs.RootKeyListResponse) (err error) {
+	s := e.srv
+	defer s.recoverPanic(structs.RPCRootKeyList, &err)
+	if done, err := s.forward(structs.RPCRootKeyList, args, reply); done {
+		return err
+	}
+	if err := s.requireManagement(args.AuthToken); err != nil {
+		return err
+	}
+	return s.blockingTableRead(args.QueryOptions, &reply.QueryMeta, state.TableRootKeys, func(ws memdb.WatchSet, st *state.StateStore) error {
+		metas, err := st.RootKeyMetas(ws)
+		reply.Keys = make([]*structs.RootKeyMeta, 0, len(metas))
+		for _, m := range metas {
+			c := *m
+			reply.Keys = append(reply.Keys, &c)
+		}
+		return err
+	})
 }
 
 // rootKey returns the key id from the keystore, fetching it from the

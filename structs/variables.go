@@ -26,6 +26,8 @@ const (
 	RPCVariablesAllocRead = "Variables.AllocRead"
 	RPCVariablesAllocList = "Variables.AllocList"
 	RPCRootKeyGet         = "RootKey.Get"
+	RPCRootKeyRotate      = "RootKey.Rotate"
+	RPCRootKeyList        = "RootKey.List"
 )
 
 // MaxVariablePathLength is the longest variable path, in bytes.
@@ -261,6 +263,10 @@ func WorkloadMayRead(path, jobID, group, task string) bool {
 // encrypted with.
 const RootKeyStateActive = "active"
 
+// RootKeyStateInactive is the state of an older root key: it still
+// decrypts the variables sealed with it, and seals nothing new.
+const RootKeyStateInactive = "inactive"
+
 // RootKeyMeta is what Raft holds of a root key: never the key itself,
 // which each server keeps in its keystore directory.
 type RootKeyMeta struct {
@@ -279,10 +285,38 @@ type RootKey struct {
 	Key  []byte
 }
 
-// RootKeyMetaUpsertRequest records a new root key's metadata.
+// RootKeyMetaUpsertRequest records a new root key's metadata and, for a
+// rotation, marks the keys in Deactivate inactive, in one entry.
 type RootKeyMetaUpsertRequest struct {
-	Meta *RootKeyMeta
+	Meta       *RootKeyMeta
+	Deactivate []string
 	WriteRequest
+}
+
+// RootKeyRotateRequest makes a new root key the active one (Nomad's
+// operator root keyring rotate). Full (re-encrypt every variable) and
+// algorithms other than aes256-gcm are refused.
+type RootKeyRotateRequest struct {
+	Full      bool
+	Algorithm string
+	WriteRequest
+}
+
+// RootKeyRotateResponse is the new key's metadata.
+type RootKeyRotateResponse struct {
+	Key *RootKeyMeta
+	WriteMeta
+}
+
+// RootKeyListRequest lists the root keys' metadata.
+type RootKeyListRequest struct {
+	QueryOptions
+}
+
+// RootKeyListResponse is the root keys' metadata, oldest first.
+type RootKeyListResponse struct {
+	Keys []*RootKeyMeta
+	QueryMeta
 }
 
 // RootKeyGetRequest asks a server for the root key KeyID. Only servers

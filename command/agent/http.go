@@ -216,6 +216,7 @@ func (h *httpAPI) routes() {
 	h.namespaceRoutes(m)
 	h.queueRoutes(m)
 	h.varRoutes(m) // http_vars.go
+	h.rootKeyringRoutes(m)
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
 	h.aclRoutes(m)

@@ -45,3 +45,27 @@ func TestVariables_NomadClient(t *testing.T) {
 		t.Fatalf("Peek after delete = %+v, %v", v, err)
 	}
 }
+
+// TestRootKeyring_NomadClient: the official client rotates and lists the
+// variables' root keys.
+func TestRootKeyring_NomadClient(t *testing.T) {
+	_, base := newTestAgent(t)
+	c, err := nomad.NewClient(&nomad.Config{Address: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Variables().Create(&nomad.Variable{Path: "a", Items: nomad.VariableItems{"k": "v"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := c.Keyring().Rotate(nil, nil)
+	if err != nil || key == nil || key.State != nomad.RootKeyStateActive {
+		t.Fatalf("Rotate = %+v, %v", key, err)
+	}
+	keys, _, err := c.Keyring().List(nil)
+	if err != nil || len(keys) != 2 || keys[1].KeyID != key.KeyID || keys[0].State != nomad.RootKeyStateInactive {
+		t.Fatalf("List = %+v, %v", keys, err)
+	}
+	if _, _, err := c.Keyring().Rotate(&nomad.KeyringRotateOptions{Full: true}, nil); err == nil {
+		t.Error("rotate -full was accepted")
+	}
+}

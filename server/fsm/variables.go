@@ -39,7 +39,7 @@ func (f *FSM) applyRootKeyMetaUpsert(buf []byte, index uint64) any {
 	if err := structs.DecodeEntry(buf, &req); err != nil {
 		return fmt.Errorf("decode root key upsert: %w", err)
 	}
-	return f.State().UpsertRootKeyMeta(index, req.Meta)
+	return f.State().UpsertRootKeyMeta(index, req.Meta, req.Deactivate...)
 }
 
 // persistVariables writes the sealed variables and the root keys'

@@ -163,11 +163,23 @@ func (s *StateStore) ActiveRootKeyMeta(ws memdb.WatchSet) (*structs.RootKeyMeta,
 	return nil, nil
 }
 
-// UpsertRootKeyMeta stores a root key's metadata at index.
-func (s *StateStore) UpsertRootKeyMeta(index uint64, in *structs.RootKeyMeta) error {
+// UpsertRootKeyMeta stores a root key's metadata at index and marks the
+// keys named in deactivate inactive.
+func (s *StateStore) UpsertRootKeyMeta(index uint64, in *structs.RootKeyMeta, deactivate ...string) error {
 	return s.Write(index, func(tx *Txn) error {
 		if in == nil || in.KeyID == "" {
 			return fmt.Errorf("upsert root key: missing key ID: %w", structs.ErrInvalid)
+		}
+		for _, id := range deactivate {
+			old, err := first[*structs.RootKeyMeta](nil, tx.txn, TableRootKeys, indexID, id)
+			if err != nil || old == nil || id == in.KeyID {
+				continue
+			}
+			c := *old
+			c.State, c.ModifyIndex = structs.RootKeyStateInactive, tx.index
+			if err := tx.txn.Insert(TableRootKeys, &c); err != nil {
+				return fmt.Errorf("deactivate root key %s: %w", id, err)
+			}
 		}
 		m := *in
 		m.CreateIndex, m.ModifyIndex = tx.index, tx.index
