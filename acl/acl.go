@@ -6,7 +6,9 @@ package acl
 type ACL struct {
 	management bool
 	namespaces ruleSet[capSet]
-	queues     ruleSet[level]
+	// variables holds, by namespace rule name, the path rules.
+	variables ruleSet[ruleSet[capSet]]
+	queues    ruleSet[level]
 	// coarse is the grant for node, agent, operator and quota.
 	coarse [numAreas]level
 }
@@ -74,6 +76,7 @@ func New(management bool, policies []*Policy) *ACL {
 		return a
 	}
 	namespaces := map[string]capSet{}
+	varPaths := map[string]variablePaths{}
 	queues := map[string]level{}
 	for _, p := range policies {
 		if p == nil {
@@ -82,6 +85,7 @@ func New(management bool, policies []*Policy) *ACL {
 		for _, r := range p.Namespaces {
 			if r != nil {
 				namespaces[r.Name] = mergeNamespaceRule(namespaces[r.Name], r)
+				varPaths[r.Name] = mergeVariableRules(varPaths[r.Name], r)
 			}
 		}
 		for _, r := range p.Queues {
@@ -94,6 +98,11 @@ func New(management bool, policies []*Policy) *ACL {
 		}
 	}
 	a.namespaces = newRuleSet(namespaces)
+	byNamespace := map[string]ruleSet[capSet]{}
+	for name, paths := range varPaths {
+		byNamespace[name] = newRuleSet(map[string]capSet(paths))
+	}
+	a.variables = newRuleSet(byNamespace)
 	a.queues = newRuleSet(queues)
 	return a
 }

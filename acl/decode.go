@@ -102,8 +102,8 @@ func (d *decoder) namespace(b *hclsyntax.Block) *NamespaceRule {
 		return nil
 	}
 	ctx := fmt.Sprintf("namespace %q", name)
-	// A namespace's variables block (Nomad Variables, which Drover does
-	// not have) is checked and dropped.
+	// A namespace's variables block: path rules (acl/variables.go).
+	var varRules []*VariablesPathRule
 	variables := func(vb *hclsyntax.Block) {
 		if !d.noLabels(vb) {
 			return
@@ -117,12 +117,13 @@ func (d *decoder) namespace(b *hclsyntax.Block) *NamespaceRule {
 				continue
 			}
 			if path, ok := d.oneLabel(pb, "variables path"); ok {
-				d.ruleBody(fmt.Sprintf("%s: variables: path %q", ctx, path), pb.Body, nil, variableCaps, nil)
+				_, caps := d.ruleBody(fmt.Sprintf("%s: variables: path %q", ctx, path), pb.Body, nil, variableCaps, nil)
+				varRules = append(varRules, &VariablesPathRule{PathSpec: path, Capabilities: caps})
 			}
 		}
 	}
 	policy, caps := d.ruleBody(ctx, b.Body, namespacePolicies, namespaceCapabilities, map[string]func(*hclsyntax.Block){"variables": variables})
-	return &NamespaceRule{Name: name, Policy: policy, Capabilities: caps}
+	return &NamespaceRule{Name: name, Policy: policy, Capabilities: caps, Variables: varRules}
 }
 
 // coarse decodes a node, agent, operator or quota block: its policy.

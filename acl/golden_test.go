@@ -52,6 +52,9 @@ func renderPolicy(p *Policy) string {
 	b.WriteString("# parsed\n")
 	for _, r := range p.Namespaces {
 		fmt.Fprintf(&b, "namespace %q policy=%q capabilities=%q\n", r.Name, r.Policy, r.Capabilities)
+		for _, v := range r.Variables {
+			fmt.Fprintf(&b, "  variables path %q capabilities=%q\n", v.PathSpec, v.Capabilities)
+		}
 	}
 	for _, r := range p.Queues {
 		fmt.Fprintf(&b, "queue %q policy=%q\n", r.Name, r.Policy)
@@ -65,6 +68,8 @@ func renderPolicy(p *Policy) string {
 var (
 	goldenNamespaces = []string{"*", "default", "ml-team", "ml-restricted", "prod", "prod-api", "prod-secrets", "staging"}
 	goldenQueues     = []string{"default", "gpu-a100", "gpu-reserved", "cpu"}
+	goldenVariables  = [][2]string{{"default", "nomad/jobs/web"}, {"ml-team", "ml/model"}, {"ml-team", "ml/secret/key"},
+		{"ml-team", "shared/creds"}, {"ml-team", "other"}, {"ml-restricted", "ml/model"}, {"prod", "app"}, {"prod-secrets", "app"}}
 )
 
 func renderDecisions(a *ACL) string {
@@ -78,6 +83,15 @@ func renderDecisions(a *ACL) string {
 			}
 		}
 		fmt.Fprintf(&b, "namespace %q listed=%v allows=%v\n", ns, a.AllowNamespace(ns), allowed)
+	}
+	for _, v := range goldenVariables {
+		var allowed []string
+		for _, c := range []string{VariablesCapList, VariablesCapRead, VariablesCapWrite, VariablesCapDestroy} {
+			if a.AllowVariableOperation(v[0], v[1], c) {
+				allowed = append(allowed, c)
+			}
+		}
+		fmt.Fprintf(&b, "variable %s:%s allows=%v\n", v[0], v[1], allowed)
 	}
 	for _, q := range goldenQueues {
 		fmt.Fprintf(&b, "queue %q read=%v write=%v\n", q, a.AllowQueue(q, false), a.AllowQueue(q, true))

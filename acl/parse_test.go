@@ -54,7 +54,7 @@ func TestParse(t *testing.T) {
 			want: &Policy{Namespaces: []*NamespaceRule{{Name: "a", Policy: "read"}, {Name: "a", Policy: "deny"}}},
 		},
 		{
-			name: "nomad-only blocks are checked and dropped",
+			name: "nomad-only blocks are checked and dropped; variables are kept",
 			src: `plugin { policy = "list" }
 node_pool "gpu-*" {
   policy       = "write"
@@ -66,7 +66,8 @@ namespace "a" {
     path "*" { capabilities = ["list", "read", "write", "destroy"] }
   }
 }`,
-			want: &Policy{Namespaces: []*NamespaceRule{{Name: "a"}}},
+			want: &Policy{Namespaces: []*NamespaceRule{{Name: "a", Variables: []*VariablesPathRule{
+				{PathSpec: "*", Capabilities: []string{"list", "read", "write", "destroy"}}}}}},
 		},
 		{
 			name: "escapes are decoded",

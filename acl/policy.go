@@ -116,6 +116,8 @@ type NamespaceRule struct {
 	Name         string
 	Policy       string
 	Capabilities []string
+	// Variables are the rule's variables path rules (acl/variables.go).
+	Variables []*VariablesPathRule
 }
 
 // QueueRule grants read or write on the queues Name matches (a name, or a

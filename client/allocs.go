@@ -174,6 +174,7 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Node:         c.Node(),
 		HostVolumes:  c.cfg.HostVolumes,
 		PreviousDone: c.previousDoneLocked(a),
+		TaskFiles:    c.taskFiles(), // variables.go
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -222,6 +223,7 @@ func (c *Client) restoreRunners() {
 			Users:       c.cfg.Users,
 			Node:        c.Node(),
 			HostVolumes: c.cfg.HostVolumes,
+			TaskFiles:   c.taskFiles(),
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation; its tasks are killed", "alloc_id", a.ID, "error", err)

@@ -104,6 +104,10 @@ type Config struct {
 	// Users is which users tasks may run as (the agent's client.user
 	// block); the zero value refuses root to exec and raw_exec tasks.
 	Users UserPolicy
+	// ArtifactMaxSize and ArtifactTimeout bound each artifact download
+	// (0: the defaults, 1 GiB and 30 minutes).
+	ArtifactMaxSize int64
+	ArtifactTimeout time.Duration
 	// UpdateInterval is how often allocation updates are batched to the
 	// servers; 0 is DefaultUpdateInterval.
 	UpdateInterval time.Duration

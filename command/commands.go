@@ -162,6 +162,24 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		},
 		"scaling policy list": func() (cli.Command, error) { return &ScalingPolicyListCommand{Meta: m}, nil },
 		"scaling policy info": func() (cli.Command, error) { return &ScalingPolicyInfoCommand{Meta: m}, nil },
+
+		// Variables and their root keyring (var.go, operator_root_keyring.go).
+		"var": func() (cli.Command, error) {
+			return &groupCommand{name: "var", synopsis: "Create, read, list and purge variables"}, nil
+		},
+		"var put":   func() (cli.Command, error) { return &VarPutCommand{Meta: m}, nil },
+		"var get":   func() (cli.Command, error) { return &VarGetCommand{Meta: m}, nil },
+		"var list":  func() (cli.Command, error) { return &VarListCommand{Meta: m}, nil },
+		"var purge": func() (cli.Command, error) { return &VarPurgeCommand{Meta: m}, nil },
+		"operator root": func() (cli.Command, error) {
+			return &groupCommand{name: "operator root", synopsis: "Manage the variables' root keyring"}, nil
+		},
+		"operator root keyring": func() (cli.Command, error) {
+			return &groupCommand{name: "operator root keyring", synopsis: "Rotate and list the variables' root keys"}, nil
+		},
+		"operator root keyring rotate": func() (cli.Command, error) { return &OperatorRootKeyringRotateCommand{Meta: m}, nil },
+		"operator root keyring list":   func() (cli.Command, error) { return &OperatorRootKeyringListCommand{Meta: m}, nil },
+
 		"operator raft": func() (cli.Command, error) {
 			return &groupCommand{name: "operator raft", synopsis: "Inspect and change the Raft configuration"}, nil
 		},

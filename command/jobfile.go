@@ -63,7 +63,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(src)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d MiB", path, limit>>20)
+		return nil, fmt.Errorf("%s is larger than %s", path, sizeString(limit))
 	}
 	return src, nil
 }
@@ -116,4 +116,15 @@ func jobErrorLines(err error) []string {
 		return lines
 	}
 	return []string{err.Error()}
+}
+
+// sizeString writes n bytes in the largest whole unit.
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -166,6 +166,10 @@ func (d *decoder) task(b *hcl.Block) *structs.Task {
 			t.Constraints = appendNonNil(t.Constraints, d.constraint(blk))
 		case "affinity":
 			t.Affinities = appendNonNil(t.Affinities, d.affinity(blk))
+		case "template":
+			t.Templates = append(t.Templates, d.templateBlock(blk))
+		case "artifact":
+			t.Artifacts = append(t.Artifacts, d.artifact(blk))
 		}
 	}
 	return t

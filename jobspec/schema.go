@@ -74,9 +74,10 @@ var (
 			block("config"), block("env"), block("meta"), block("resources"),
 			block("constraint"), block("affinity"), block("logs"), block("service"),
 			block("lifecycle"), block("volume_mount"), block("scaling", "name"), block("dispatch_payload"),
+			block("template"), block("artifact"), // template.go
 		},
 		unsupported: []string{
-			"artifact", "template", "vault",
+			"vault",
 			"restart", "identity", "csi_plugin",
 			"consul", "action", "schedule", "secret",
 		},

@@ -48,6 +48,8 @@ func (s *Server) setupRPC() error {
 		"ServiceRegistration": &serviceEndpoint{srv: s}, // endpoint_service.go
 		"Scaling":             &scalingEndpoint{srv: s},
 		"Periodic":            &periodicEndpoint{srv: s},
+		"Variables":           &variablesEndpoint{srv: s},
+		"RootKey":             &rootKeyEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {
@@ -227,9 +229,13 @@ func (s *Server) serveCodec(codec rpc.ServerCodec, sess *yamux.Session) {
 			return
 		}
 		m, ok := s.methods[req.ServiceMethod]
-		if !ok {
+		if !ok || (sess != nil && serverOnlyMethods[req.ServiceMethod]) {
 			if err := codec.ReadRequestBody(nil); err != nil {
 				return
+			}
+			if ok { // a server-only method on a client's session
+				reply(req, nil, fmt.Errorf("rpc %s: only servers may call it: %w", req.ServiceMethod, structs.ErrPermissionDenied))
+				continue
 			}
 			reply(req, nil, fmt.Errorf("rpc: unknown method %q: %w", req.ServiceMethod, structs.ErrInvalid))
 			continue
@@ -241,6 +247,9 @@ func (s *Server) serveCodec(codec rpc.ServerCodec, sess *yamux.Session) {
 				return
 			}
 			continue
+		}
+		if fs, ok := argv.Interface().(serverCaller); ok && sess == nil {
+			fs.MarkFromServer() // a server's connection, never a node's
 		}
 		if m.argType.Kind() != reflect.Pointer {
 			argv = argv.Elem()

@@ -54,6 +54,12 @@ type Server struct {
 	eventBroker *events.Broker
 	// nodeCache keeps the scheduler workers' node verdicts across evals.
 	nodeCache *feasible.NodeCache
+	// keys is the variables' root keystore (keystore.go), opened on first
+	// use; keyGenMu serializes the leader's first key generation.
+	keys     *keystore
+	keysErr  error
+	keysOnce sync.Once
+	keyGenMu sync.Mutex
 
 	raftID       raft.ServerID
 	bootstrapped atomic.Bool // a BootstrapExpect > 1 bootstrap is done or not needed
@@ -149,6 +155,7 @@ func (s *Server) start() error {
 	}
 	s.monitorWG.Add(1)
 	go s.monitorLeadership()
+	s.startKeyReplication()
 	return nil
 }
 

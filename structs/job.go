@@ -172,6 +172,10 @@ type Task struct {
 	// DispatchPayload writes a dispatched job's payload into the task's
 	// local/ directory (structs/periodic.go).
 	DispatchPayload *DispatchPayloadConfig `json:",omitempty"`
+	// Templates and Artifacts prepare the task directory before each
+	// start (structs/template.go).
+	Templates []*Template     `json:",omitempty"`
+	Artifacts []*TaskArtifact `json:",omitempty"`
 }
 
 // Resources is what a task asks for.
@@ -328,6 +332,7 @@ func (j *Job) Canonicalize() {
 					d.Count = 1
 				}
 			}
+			t.canonicalizeTaskFiles() // template.go
 		}
 	}
 }
@@ -525,6 +530,9 @@ func (t *Task) Validate() error {
 	}
 	if err := t.Lifecycle.Validate(); err != nil {
 		add("task %q: %w", t.Name, err)
+	}
+	if err := t.validateTaskFiles(); err != nil {
+		errs = append(errs, err)
 	}
 	if r := t.Resources; r != nil {
 		if r.CPU < 0 || r.MemoryMB < 0 {
@@ -740,7 +748,21 @@ func (t *Task) Copy() *Task {
 		dp := *t.DispatchPayload
 		c.DispatchPayload = &dp
 	}
+	c.Templates = copySlice(t.Templates, (*Template).Copy)
+	c.Artifacts = copySlice(t.Artifacts, (*TaskArtifact).Copy)
 	return &c
+}
+
+// copySlice deep-copies a slice of pointers with cp; nil stays nil.
+func copySlice[T any](in []*T, cp func(*T) *T) []*T {
+	if in == nil {
+		return nil
+	}
+	out := make([]*T, len(in))
+	for i, v := range in {
+		out[i] = cp(v)
+	}
+	return out
 }
 
 // Copy returns a deep copy of the resources.

@@ -42,6 +42,9 @@ type Limits struct {
 	// TaskConfigMaxDepth is how deep a task's driver config may nest
 	// (limits.task_config_max_depth, 32).
 	TaskConfigMaxDepth int
+	// VariableMaxSize is the largest variable's items, keys and values
+	// together, in bytes (Nomad's 64 KiB).
+	VariableMaxSize int
 }
 
 // DefaultLimits returns the limits an agent applies when its config
@@ -58,6 +61,7 @@ func DefaultLimits() Limits {
 		DeviceMaxCount:     1024,
 		NameMaxLength:      128,
 		TaskConfigMaxDepth: 32,
+		VariableMaxSize:    64 << 10,
 	}
 }
 
@@ -77,6 +81,7 @@ func (l Limits) WithDefaults() Limits {
 	pick(&l.JobMaxTasks, d.JobMaxTasks)
 	pick(&l.NameMaxLength, d.NameMaxLength)
 	pick(&l.TaskConfigMaxDepth, d.TaskConfigMaxDepth)
+	pick(&l.VariableMaxSize, d.VariableMaxSize)
 	if l.HTTPMaxBody <= 0 {
 		l.HTTPMaxBody = d.HTTPMaxBody
 	}

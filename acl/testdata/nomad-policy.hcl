@@ -16,6 +16,9 @@ namespace "ml-*" {
     path "shared/*" {
       capabilities = ["read"]
     }
+    path "ml/secret/*" {
+      capabilities = ["deny"]
+    }
   }
 }
 

@@ -102,6 +102,8 @@ type Config struct {
 	// replaces (PreviousAllocation) is dead on this client: a sticky
 	// ephemeral disk's data moves over after it (sticky.go).
 	PreviousDone <-chan struct{}
+	// TaskFiles serves the template and artifact hooks (task_prestart.go).
+	TaskFiles TaskFilesConfig
 }
 
 // AllocRunner runs one allocation. Create it with New, run it with Run in
@@ -126,6 +128,7 @@ type AllocRunner struct {
 	hostVolumes map[string]*structs.ClientHostVolumeConfig
 	mounts      map[string][]*drivers.MountConfig
 	prevDone    <-chan struct{}
+	files       TaskFilesConfig
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -206,6 +209,7 @@ func New(cfg *Config) (*AllocRunner, error) {
 
 		hostVolumes: cfg.HostVolumes,
 		prevDone:    cfg.PreviousDone,
+		files:       cfg.TaskFiles,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()

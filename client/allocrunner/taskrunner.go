@@ -272,6 +272,10 @@ func nextAttempt(id string) int {
 // wasKilled reports that the task is dead by a kill and nothing follows.
 func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled bool) {
 	cfg := tr.taskConfig(attempt)
+	// Artifacts and templates (task_prestart.go).
+	if res, wasKilled, ok := tr.prestart(cfg); !ok {
+		return res, wasKilled
+	}
 	// From the start until the handle is saved, Detach waits: a task it
 	// leaves running must be in the store for the next client.
 	tr.ar.startMu.RLock()

@@ -237,6 +237,7 @@ func (a *Agent) startClient() error {
 	if a.config.rpcTLS() {
 		rpcTLS = a.tls
 	}
+	artifactMax, artifactTimeout := a.config.Client.artifactLimits() // config_artifact.go
 	c, err := client.NewClient(&client.Config{
 		Name:          a.config.Name,
 		Datacenter:    a.config.Datacenter,
@@ -265,6 +266,8 @@ func (a *Agent) startClient() error {
 		GPUHistory:           a.config.Client.GPUHistory.config(),
 		Network:              a.network(),
 		HostVolumes:          a.config.Client.hostVolumes(),
+		ArtifactMaxSize:      artifactMax,
+		ArtifactTimeout:      mustDuration(artifactTimeout),
 	})
 	if err != nil {
 		return fmt.Errorf("start client: %w", err)

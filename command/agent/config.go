@@ -147,6 +147,8 @@ type ClientConfig struct {
 	Reserved         *ReservedConfig `hcl:"reserved,block"`
 	// HostVolumes are host dirs jobs may mount (config_host_volume.go).
 	HostVolumes []*HostVolumeConfig `hcl:"host_volume,block"`
+	// Artifact bounds artifact downloads (config_artifact.go).
+	Artifact *ArtifactConfig `hcl:"artifact,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -355,6 +357,9 @@ func (c *Config) Merge(o *Config) {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
 		c.Client.mergeNetwork(cl)
+		if cl.Artifact != nil {
+			c.Client.Artifact = cl.Artifact
+		}
 	}
 	if o.ACL != nil {
 		c.ACL = o.ACL
@@ -399,6 +404,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Client.validateGC()...)
 	errs = append(errs, c.Client.validateGPUHistory()...)
 	errs = append(errs, c.Client.validateNetwork()...)
+	errs = append(errs, c.Client.validateArtifact()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)

@@ -22,6 +22,7 @@ import (
 //	  device_max_count      = 1024
 //	  name_max_length       = 128
 //	  task_config_max_depth = 32
+//	  variable_max_size     = "64KiB"
 //	}
 type LimitsConfig struct {
 	HTTPMaxBody        string `hcl:"http_max_body,optional"`
@@ -34,6 +35,7 @@ type LimitsConfig struct {
 	DeviceMaxCount     int    `hcl:"device_max_count,optional"`
 	NameMaxLength      int    `hcl:"name_max_length,optional"`
 	TaskConfigMaxDepth int    `hcl:"task_config_max_depth,optional"`
+	VariableMaxSize    string `hcl:"variable_max_size,optional"`
 }
 
 // mergeLimits overlays o's set limits onto c's.
@@ -57,6 +59,7 @@ func (c *Config) mergeLimits(o *LimitsConfig) {
 	}
 	pickStr(&l.HTTPMaxBody, o.HTTPMaxBody)
 	pickStr(&l.JobMaxSize, o.JobMaxSize)
+	pickStr(&l.VariableMaxSize, o.VariableMaxSize)
 	pickInt(&l.JSONMaxDepth, o.JSONMaxDepth)
 	pickInt(&l.HCLMaxDepth, o.HCLMaxDepth)
 	pickInt(&l.JobMaxCount, o.JobMaxCount)
@@ -96,6 +99,13 @@ func (c *Config) limits() (structs.Limits, error) {
 		return structs.Limits{}, fmt.Errorf("agent config: limits.job_max_size %q over %d bytes: a job must fit one RPC request (structs.RPCMaxMessage)",
 			l.JobMaxSize, structs.JobMaxSizeCap)
 	}
+	varSize, err := size("variable_max_size", l.VariableMaxSize)
+	if err != nil {
+		return structs.Limits{}, err
+	}
+	if varSize > 1<<20 {
+		return structs.Limits{}, fmt.Errorf("agent config: limits.variable_max_size %q over 1MiB: a variable must fit one Raft entry comfortably", l.VariableMaxSize)
+	}
 	for setting, v := range map[string]int{
 		"json_max_depth": l.JSONMaxDepth, "hcl_max_depth": l.HCLMaxDepth, "job_max_count": l.JobMaxCount,
 		"job_max_groups": l.JobMaxGroups, "job_max_tasks": l.JobMaxTasks, "device_max_count": l.DeviceMaxCount,
@@ -114,6 +124,7 @@ func (c *Config) limits() (structs.Limits, error) {
 		JobMaxSize: jobSize, JobMaxCount: l.JobMaxCount, JobMaxGroups: l.JobMaxGroups,
 		JobMaxTasks: l.JobMaxTasks, DeviceMaxCount: uint64(l.DeviceMaxCount),
 		NameMaxLength: l.NameMaxLength, TaskConfigMaxDepth: l.TaskConfigMaxDepth,
+		VariableMaxSize: int(varSize),
 	}
 	return out.WithDefaults(), nil
 }

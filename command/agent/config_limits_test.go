@@ -90,3 +90,17 @@ func TestLimitsConfigApplied(t *testing.T) {
 		t.Fatalf("PUT /v1/jobs = %d %q, want 400 naming the limit 5", code, msg)
 	}
 }
+
+func TestClientArtifactConfig(t *testing.T) {
+	good := &Config{Client: &ClientConfig{Artifact: &ArtifactConfig{HTTPMaxSize: "2GiB", HTTPReadTimeout: "10m"}}}
+	if errs := good.Client.validateArtifact(); len(errs) != 0 {
+		t.Fatalf("validate: %v", errs)
+	}
+	if n, timeout := good.Client.artifactLimits(); n != 2<<30 || timeout != "10m" {
+		t.Errorf("limits = %d %q", n, timeout)
+	}
+	bad := &ClientConfig{Artifact: &ArtifactConfig{HTTPMaxSize: "lots", HTTPReadTimeout: "-1s"}}
+	if errs := bad.validateArtifact(); len(errs) != 2 {
+		t.Errorf("validate bad = %v, want 2 errors", errs)
+	}
+}

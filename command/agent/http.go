@@ -220,6 +220,8 @@ func (h *httpAPI) routes() {
 	h.namespaceRoutes(m)
 	h.queueRoutes(m)
 	h.serviceRoutes(m) // http_services.go
+	h.varRoutes(m)     // http_vars.go
+	h.rootKeyringRoutes(m)
 	h.clusterRoutes(m)
 	h.snapshotRoutes(m)
 	h.aclRoutes(m)

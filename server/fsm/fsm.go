@@ -152,6 +152,12 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyServiceRegistrationDeleteByID
 	case structs.ServiceRegistrationDeleteByAllocRequestType:
 		return f.applyServiceRegistrationDeleteByAlloc
+	case structs.VariableUpsertRequestType:
+		return f.applyVariableUpsert
+	case structs.VariableDeleteRequestType:
+		return f.applyVariableDelete
+	case structs.RootKeyMetaUpsertRequestType:
+		return f.applyRootKeyMetaUpsert
 	}
 	return nil
 }

@@ -49,6 +49,11 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 		structs.QuotaDeleteRequestType:     &structs.QuotaSpecDeleteRequest{Names: []string{"q"}},
 		structs.QueueUpsertRequestType:     &structs.QueueUpsertRequest{Queue: &structs.Queue{Name: "research", Weight: 2, GuaranteedGPUs: 1}},
 		structs.QueueDeleteRequestType:     &structs.QueueDeleteRequest{Name: "research"},
+		structs.VariableUpsertRequestType: &structs.VariableUpsertEntry{Var: &structs.VariableEncrypted{
+			VariableMetadata: structs.VariableMetadata{Namespace: "default", Path: "nomad/jobs/j"},
+			KeyID:            "k1", Nonce: []byte("123456789012"), Data: []byte("sealed")}},
+		structs.VariableDeleteRequestType:    &structs.VariableDeleteEntry{Namespace: "default", Path: "nomad/jobs/j"},
+		structs.RootKeyMetaUpsertRequestType: &structs.RootKeyMetaUpsertRequest{Meta: &structs.RootKeyMeta{KeyID: "k1", Algorithm: "aes256-gcm", State: structs.RootKeyStateActive}},
 		structs.ACLPolicyUpsertRequestType: &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{{Name: "ro",
 			Rules: `namespace "default" { policy = "read" }`}}},
 		structs.ACLPolicyDeleteRequestType: &structs.ACLPolicyDeleteRequest{Names: []string{"ro"}},

@@ -81,7 +81,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 	for _, step := range []func(func(recordType, any) error) error{
 		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
 		s.persistSchedulerConfig, s.persistNamespaces, s.persistReservations, s.persistQueues,
-		s.persistACL, s.persistServiceRegistrations, s.persistPeriodicLaunches,
+		s.persistACL, s.persistServiceRegistrations, s.persistPeriodicLaunches, s.persistVariables,
 	} {
 		if err := step(rec); err != nil {
 			return err
@@ -249,6 +249,8 @@ func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) erro
 		return restoreACLRecord(r, dec, t)
 	case namespaceRecord, quotaRecord:
 		return restoreNamespaceRecord(r, dec, t)
+	case variableRecord, rootKeyMetaRecord:
+		return restoreVariableRecord(r, dec, t)
 	case indexRecord:
 		var e state.IndexEntry
 		if err := dec.Decode(&e); err != nil {

@@ -68,6 +68,9 @@ func Schema() *memdb.DBSchema {
 		TableServiceRegistrations: serviceRegistrationsTable(),
 		// Periodic parents' last launches (periodic.go).
 		TablePeriodicLaunch: periodicLaunchTable(),
+		// Variables, sealed, and the root keys' metadata (variables.go).
+		TableVariables: variablesTable(),
+		TableRootKeys:  rootKeysTable(),
 	}}
 }
 
