@@ -144,6 +144,8 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyACLBootstrap
 	case structs.GarbageCollectRequestType:
 		return f.applyGarbageCollect
+	case structs.JobStabilityRequestType:
+		return f.applyJobStability // job_version.go
 	}
 	return nil
 }

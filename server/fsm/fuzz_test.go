@@ -58,6 +58,8 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 			Type: structs.ACLManagementToken, Global: true}},
 		structs.GarbageCollectRequestType: &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{Namespace: structs.DefaultNamespace, ID: "j", ModifyIndex: 2}},
 			Evals: []string{"e1"}, Allocs: []string{"a1"}, Nodes: []structs.GCNode{{ID: "n1", ModifyIndex: 1}}},
+		structs.JobStabilityRequestType: &structs.JobStabilityRequest{JobID: "j", JobVersion: 0, Stable: true,
+			WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}},
 	}
 	out := make(map[structs.MessageType][]byte, len(msgs))
 	for typ, msg := range msgs {

@@ -63,6 +63,8 @@ type dump struct {
 	Evals   []*structs.Evaluation
 	Allocs  []*structs.Allocation
 	Indexes map[string]uint64
+	// Versions are the stored job versions (job_version.go).
+	Versions []*structs.Job
 }
 
 func dumpState(t *testing.T, s *state.StateStore) dump {
@@ -82,6 +84,9 @@ func dumpState(t *testing.T, s *state.StateStore) dump {
 		t.Fatal(err)
 	}
 	if d.Indexes, err = s.Indexes(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Versions, err = s.AllJobVersions(); err != nil {
 		t.Fatal(err)
 	}
 	return d

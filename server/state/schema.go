@@ -63,6 +63,9 @@ func Schema() *memdb.DBSchema {
 		// ACL policies and tokens (acl.go).
 		TableACLPolicies: aclPoliciesTable(),
 		TableACLTokens:   aclTokensTable(),
+
+		// Job versions and deployments (job_versions.go, deployments.go).
+		TableJobVersions: jobVersionsTable(),
 	}}
 }
 
