@@ -61,6 +61,9 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m}, nil },
+		"job history":  func() (cli.Command, error) { return &JobHistoryCommand{Meta: m}, nil },
+		"job revert":   func() (cli.Command, error) { return &JobRevertCommand{Meta: m}, nil },
+		"job inspect":  func() (cli.Command, error) { return &JobInspectCommand{Meta: m}, nil },
 		"event": func() (cli.Command, error) {
 			return &groupCommand{name: "event", synopsis: "Stream the cluster's events"}, nil
 		},

@@ -195,6 +195,7 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("POST /v1/job/{id}/scale", h.wrap(h.jobScale))
 	m.HandleFunc("PUT /v1/job/{id}/plan", h.wrap(h.jobPlan))
 	m.HandleFunc("POST /v1/job/{id}/plan", h.wrap(h.jobPlan))
+	h.routeDeploy(m) // http_job_versions.go
 	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))
