@@ -68,6 +68,11 @@ type Allocation struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	// DeploymentID, DeploymentStatus and PreviousAllocation place it in
+	// a deployment (structs/deployment.go).
+	DeploymentID       string                 `json:",omitempty"`
+	DeploymentStatus   *AllocDeploymentStatus `json:",omitempty"`
+	PreviousAllocation string                 `json:",omitempty"`
 
 	CreateIndex      uint64
 	ModifyIndex      uint64
@@ -216,6 +221,7 @@ func (a *Allocation) Copy() *Allocation {
 	c.AllocatedResources = a.AllocatedResources.Copy()
 	c.Metrics = a.Metrics.Copy()
 	c.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
+	c.DeploymentStatus = a.DeploymentStatus.Copy()
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {
@@ -292,6 +298,7 @@ type AllocListStub struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	DeploymentStatus      *AllocDeploymentStatus `json:",omitempty"`
 	CreateIndex           uint64
 	ModifyIndex           uint64
 	CreateTime            int64
@@ -307,7 +314,7 @@ func (a *Allocation) Stub() *AllocListStub {
 		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
 		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
 		TaskStates: a.TaskStates, CreateIndex: a.CreateIndex, ModifyIndex: a.ModifyIndex,
-		CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
+		CreateTime: a.CreateTime, ModifyTime: a.ModifyTime, DeploymentStatus: a.DeploymentStatus,
 	}
 	if a.Job != nil {
 		s.JobType = a.Job.Type

@@ -206,6 +206,11 @@ type Plan struct {
 	// separate write; a plan committed in part drops it
 	// (PlanResult.EvalUpdated) and the scheduler retries as before.
 	EvalUpdate *Evaluation
+	// Deployment, when set, is created or replaced with the plan;
+	// DeploymentUpdates change other deployments' status (a newer
+	// version cancels the older one's). structs/deployment.go.
+	Deployment        *Deployment               `json:",omitempty"`
+	DeploymentUpdates []*DeploymentStatusUpdate `json:",omitempty"`
 }
 
 // AppendStoppedAlloc adds a stop of alloc to the plan.

@@ -42,6 +42,11 @@ type UpdateStrategy struct {
 	ProgressDeadline time.Duration
 	// AutoRevert rolls a failed deployment back to the last stable version.
 	AutoRevert bool
+	// Canary is how many allocations of the new version are placed
+	// beside the old ones, which stay until the deployment is promoted
+	// (by hand, or AutoPromote once all canaries are healthy).
+	Canary      int
+	AutoPromote bool
 }
 
 // DefaultUpdateStrategy returns Nomad's defaults, which a service job
@@ -96,6 +101,12 @@ func (u *UpdateStrategy) Validate() error {
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if u.MaxParallel < 0 {
 		add("update max_parallel %d must not be negative", u.MaxParallel)
+	}
+	if u.Canary < 0 {
+		add("update canary %d must not be negative", u.Canary)
+	}
+	if u.AutoPromote && u.Canary == 0 {
+		add("update auto_promote needs canary > 0")
 	}
 	if !slices.Contains(UpdateHealthChecks, u.HealthCheck) {
 		add("update health_check %q is not one of checks, task_states, manual", u.HealthCheck)

@@ -81,7 +81,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 	for _, step := range []func(func(recordType, any) error) error{
 		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
 		s.persistSchedulerConfig, s.persistNamespaces, s.persistReservations, s.persistQueues,
-		s.persistACL, s.persistJobVersions,
+		s.persistACL, s.persistJobVersions, s.persistDeployments,
 	} {
 		if err := step(rec); err != nil {
 			return err
@@ -247,6 +247,8 @@ func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) erro
 		return restoreNamespaceRecord(r, dec, t)
 	case jobVersionRecord:
 		return restoreJobVersion(r, dec)
+	case deploymentRecord:
+		return restoreDeployment(r, dec)
 	case indexRecord:
 		var e state.IndexEntry
 		if err := dec.Decode(&e); err != nil {

@@ -66,6 +66,7 @@ func Schema() *memdb.DBSchema {
 
 		// Job versions and deployments (job_versions.go, deployments.go).
 		TableJobVersions: jobVersionsTable(),
+		TableDeployments: deploymentsTable(),
 	}}
 }
 

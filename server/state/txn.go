@@ -210,6 +210,9 @@ func (tx *Txn) UpdateAllocsFromClient(allocs []*structs.Allocation) error {
 		if err := tx.txn.Insert(TableAllocs, a); err != nil {
 			return fmt.Errorf("update alloc %q: %w", a.ID, err)
 		}
+		if err := tx.countDeploymentHealth(existing, a); err != nil { // deployments.go
+			return err
+		}
 		if err := tx.updateUsage(existing, a); err != nil {
 			return err
 		}
