@@ -250,7 +250,7 @@ func (p *Plan) AppendInPlaceUpdate(alloc *Allocation, job *Job) {
 // IsNoOp reports whether the plan changes nothing.
 func (p *Plan) IsNoOp() bool {
 	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodeInPlaceUpdate) == 0 &&
-		p.Reservation == nil && !p.ReleaseReservation
+		p.Reservation == nil && !p.ReleaseReservation && p.Deployment == nil && len(p.DeploymentUpdates) == 0
 }
 
 // PlanResult is what the plan applier committed.

@@ -13,21 +13,6 @@ import (
 // and deployments); never renumber.
 const deploymentRecord recordType = 71
 
-// applyPlanDeployments writes a plan's deployment and the status
-// changes of older ones, in the plan's transaction. The deployment is
-// written before the allocations, so their placements count in it.
-func applyPlanDeployments(tx *state.Txn, req *structs.ApplyPlanResultsRequest) error {
-	for _, u := range req.DeploymentUpdates {
-		if err := tx.UpdateDeploymentStatus(u, 0); err != nil {
-			return err
-		}
-	}
-	if req.Deployment != nil {
-		return tx.UpsertDeployment(req.Deployment)
-	}
-	return nil
-}
-
 // applyDeploymentStatusUpdate changes a deployment's status, and with
 // it registers a job (auto-revert), marks its version stable (success)
 // and stores an evaluation.

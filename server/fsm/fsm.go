@@ -369,7 +369,7 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	}
 	s := f.State()
 	err := s.Write(index, func(tx *state.Txn) error {
-		if err := applyPlanDeployments(tx, &req); err != nil { // deployment.go
+		if err := tx.ApplyPlanDeployments(&req); err != nil { // state/deployments.go
 			return err
 		}
 		if err := tx.UpsertPlanAllocs(&req); err != nil {

@@ -383,7 +383,13 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 
 func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Option, metric *structs.AllocMetric) *structs.Allocation {
 	now := p.now().UnixNano()
+	var status *structs.AllocDeploymentStatus
+	if pl.canary {
+		status = &structs.AllocDeploymentStatus{Canary: true}
+	}
 	return &structs.Allocation{
+		DeploymentID:       pl.deploymentID,
+		DeploymentStatus:   status,
 		ID:                 structs.GenerateUUID(),
 		Namespace:          job.Namespace,
 		EvalID:             p.eval.ID,

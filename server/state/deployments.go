@@ -102,6 +102,21 @@ func (tx *Txn) putDeployment(d *structs.Deployment) error {
 	return setIndex(tx.txn, TableDeployments, tx.index)
 }
 
+// ApplyPlanDeployments writes a plan's deployment and the status
+// changes of older ones, in the plan's transaction, before its
+// allocations, so that their placements count in it.
+func (tx *Txn) ApplyPlanDeployments(req *structs.ApplyPlanResultsRequest) error {
+	for _, u := range req.DeploymentUpdates {
+		if err := tx.UpdateDeploymentStatus(u, 0); err != nil {
+			return err
+		}
+	}
+	if req.Deployment != nil {
+		return tx.UpsertDeployment(req.Deployment)
+	}
+	return nil
+}
+
 // UpdateDeploymentStatus sets a deployment's status. An unknown
 // deployment is structs.ErrNotFound; a terminal one keeps its status.
 func (tx *Txn) UpdateDeploymentStatus(u *structs.DeploymentStatusUpdate, at int64) error {
