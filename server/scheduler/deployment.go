@@ -43,7 +43,7 @@ func deploymentFor(job *structs.Job, latest *structs.Deployment, allocs []*struc
 	if latest != nil && latest.JobCreateIndex == job.CreateIndex && latest.JobVersion == job.Version {
 		return latest, false, nil
 	}
-	d := newDeployment(job, allocs, now)
+	d := newDeployment(job, latest, allocs, now)
 	if len(d.TaskGroups) == 0 {
 		return nil, false, nil
 	}
@@ -57,8 +57,9 @@ func deploymentFor(job *structs.Job, latest *structs.Deployment, allocs []*struc
 
 // newDeployment is a deployment of the job's version for its groups
 // with an update strategy. A group wants canaries only when it has live
-// allocations of an older version to replace.
-func newDeployment(job *structs.Job, allocs []*structs.Allocation, now time.Time) *structs.Deployment {
+// allocations of an older version to replace (the unpromoted canaries
+// of the deployment it replaces do not count: they stop).
+func newDeployment(job *structs.Job, latest *structs.Deployment, allocs []*structs.Allocation, now time.Time) *structs.Deployment {
 	d := structs.NewDeployment(job, now.UnixNano())
 	for _, tg := range job.TaskGroups {
 		u := updateStrategy(job, tg, false)
@@ -72,7 +73,7 @@ func newDeployment(job *structs.Job, allocs []*structs.Allocation, now time.Time
 		if u.ProgressDeadline > 0 {
 			s.RequireProgressBy = now.Add(u.ProgressDeadline).UTC()
 		}
-		if u.Canary > 0 && groupUpdating(job, tg, allocs) {
+		if u.Canary > 0 && groupUpdating(job, tg, latest, allocs) {
 			s.DesiredCanaries = u.Canary
 			d.StatusDescription = structs.DeploymentDescRunningNeedsPromotion
 			if u.AutoPromote {
@@ -85,9 +86,15 @@ func newDeployment(job *structs.Job, allocs []*structs.Allocation, now time.Time
 }
 
 // groupUpdating reports whether tg has a live allocation of an older
-// version that its new spec replaces.
-func groupUpdating(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation) bool {
+// version that its new spec replaces, other than an unpromoted canary of
+// the latest deployment.
+func groupUpdating(job *structs.Job, tg *structs.TaskGroup, latest *structs.Deployment, allocs []*structs.Allocation) bool {
 	for _, a := range allocs {
+		if latest != nil && isCanaryOf(a, latest.ID) {
+			if s := latest.TaskGroups[tg.Name]; s == nil || !s.Promoted {
+				continue
+			}
+		}
 		if a.TaskGroup == tg.Name && live(a) && outdated(a, job, tg) {
 			return true
 		}
