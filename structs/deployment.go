@@ -14,6 +14,11 @@ import (
 // deployment watcher (server/deployment_watcher.go) promotes, fails,
 // rolls back and completes it.
 
+// EvalTriggerDeploymentWatcher: a deployment moved on (an allocation
+// became healthy, canaries were promoted, it was resumed): more
+// allocations may be replaced.
+const EvalTriggerDeploymentWatcher = "deployment-watcher"
+
 // Deployment statuses (Nomad's).
 const (
 	DeploymentStatusRunning    = "running"
@@ -230,7 +235,10 @@ type DeploymentPromoteRequest struct {
 	DeploymentID string
 	All          bool
 	Groups       []string
-	Eval         *Evaluation
+	// PromotedAt (unix nanoseconds) restarts the promoted groups'
+	// progress deadlines.
+	PromotedAt int64
+	Eval       *Evaluation
 	WriteRequest
 }
 

@@ -67,7 +67,7 @@ func (f *FSM) applyDeploymentPromote(buf []byte, index uint64) any {
 	s := f.State()
 	evals := evalList(req.Eval)
 	err := s.Write(index, func(tx *state.Txn) error {
-		if err := tx.PromoteDeployment(req.DeploymentID, req.All, req.Groups); err != nil {
+		if err := tx.PromoteDeployment(req.DeploymentID, req.All, req.Groups, req.PromotedAt); err != nil {
 			return err
 		}
 		return tx.UpsertEvals(evals)

@@ -144,7 +144,7 @@ func (tx *Txn) UpdateDeploymentStatus(u *structs.DeploymentStatusUpdate, at int6
 // PromoteDeployment promotes the canaries of all groups of a running
 // deployment, or of those named; a named group without canaries is
 // structs.ErrInvalid.
-func (tx *Txn) PromoteDeployment(id string, all bool, groups []string) error {
+func (tx *Txn) PromoteDeployment(id string, all bool, groups []string, at int64) error {
 	d, err := tx.DeploymentByID(id)
 	if err != nil {
 		return err
@@ -162,6 +162,9 @@ func (tx *Txn) PromoteDeployment(id string, all bool, groups []string) error {
 		}
 		if s.DesiredCanaries > 0 {
 			s.Promoted = true
+			if s.ProgressDeadline > 0 && at > 0 {
+				s.RequireProgressBy = time.Unix(0, at).Add(s.ProgressDeadline).UTC()
+			}
 		}
 	}
 	for _, g := range groups {

@@ -30,7 +30,7 @@ func (h *Harness) LatestDeployment(namespace, jobID string) *structs.Deployment 
 // Deployment.Promote entry does.
 func (h *Harness) PromoteDeployment(id string) {
 	h.t.Helper()
-	if err := h.State.Write(h.NextIndex(), func(tx *state.Txn) error { return tx.PromoteDeployment(id, true, nil) }); err != nil {
+	if err := h.State.Write(h.NextIndex(), func(tx *state.Txn) error { return tx.PromoteDeployment(id, true, nil, h.Now().UnixNano()) }); err != nil {
 		h.t.Fatalf("promote %s: %v", id, err)
 	}
 }
