@@ -44,6 +44,8 @@ func (s *Server) setupRPC() error {
 		"ACL":       &aclEndpoint{srv: s},
 		"Keyring":   &keyringEndpoint{srv: s},
 		"System":    &systemEndpoint{srv: s},
+
+		"Deployment": &deploymentEndpoint{srv: s}, // endpoint_deployment.go
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

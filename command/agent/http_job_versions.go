@@ -125,4 +125,5 @@ func (h *httpAPI) routeDeploy(m *routeMux) {
 	m.HandleFunc("POST /v1/job/{id}/revert", h.wrap(h.jobRevert))
 	m.HandleFunc("PUT /v1/job/{id}/stable", h.wrap(h.jobStable))
 	m.HandleFunc("POST /v1/job/{id}/stable", h.wrap(h.jobStable))
+	h.routeDeployments(m) // http_deployments.go
 }
