@@ -3,6 +3,8 @@ package fsm
 import (
 	"fmt"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/hashicorp/go-msgpack/v2/codec"
 
 	"github.com/droverhq/drover/server/state"
@@ -102,4 +104,34 @@ func restoreDeployment(r *state.StateRestore, dec *codec.Decoder) error {
 		}
 	}
 	return r.DeploymentRestore(&d)
+}
+
+// Event types of the Deployment topic (Nomad's).
+const (
+	typeDeploymentStatusUpdate = "DeploymentStatusUpdate"
+	typeDeploymentPromotion    = "DeploymentPromotion"
+	typeDeploymentAllocHealth  = "DeploymentAllocHealth"
+)
+
+// deploymentEvents is the event of a deployment an entry of type t
+// wrote: its status changed, its canaries were promoted, or its counts
+// moved with an allocation's health.
+func deploymentEvents(t structs.MessageType, c memdb.Change) []structs.Event {
+	if c.Deleted() {
+		return nil
+	}
+	d := c.After.(*structs.Deployment)
+	typ := typeDeploymentStatusUpdate
+	switch t {
+	case structs.DeploymentPromoteRequestType:
+		typ = typeDeploymentPromotion
+	case structs.AllocClientUpdateRequestType:
+		typ = typeDeploymentAllocHealth
+	}
+	ns := d.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	return []structs.Event{{Topic: structs.TopicDeployment, Type: typ, Key: d.ID, Namespace: ns,
+		FilterKeys: []string{d.JobID}, Payload: map[string]any{"Deployment": d}}}
 }

@@ -62,6 +62,8 @@ func EventsFromChanges(t structs.MessageType, index uint64, changes memdb.Change
 			evs = namedEvents(c, structs.TopicQuota, "Quota", structs.TypeQuotaUpserted, structs.TypeQuotaDeleted)
 		case state.TableQueues:
 			evs = namedEvents(c, structs.TopicQueue, "Queue", structs.TypeQueueUpserted, structs.TypeQueueDeleted)
+		case state.TableDeployments:
+			evs = deploymentEvents(t, c) // deployment.go
 		}
 		out = append(out, evs...)
 	}
