@@ -91,7 +91,43 @@ func (tx *Txn) UpsertDeployment(d *structs.Deployment) error {
 	if c.TaskGroups == nil {
 		c.TaskGroups = map[string]*structs.DeploymentState{}
 	}
-	return tx.putDeployment(c)
+	if err := tx.putDeployment(c); err != nil {
+		return err
+	}
+	if existing != nil {
+		return nil
+	}
+	return tx.pruneDeployments(c.Namespace, c.JobID)
+}
+
+// pruneDeployments keeps a job's newest structs.JobTrackedVersions
+// deployments and those still active.
+func (tx *Txn) pruneDeployments(namespace, jobID string) error {
+	all, err := deploymentsByJobTxn(nil, tx.txn, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	for i := structs.JobTrackedVersions; i < len(all); i++ {
+		if all[i].Active() {
+			continue
+		}
+		if err := tx.txn.Delete(TableDeployments, all[i]); err != nil {
+			return fmt.Errorf("drop deployment %q: %w", all[i].ID, err)
+		}
+	}
+	return nil
+}
+
+// deleteJobDeployments drops a purged job's deployments.
+func (tx *Txn) deleteJobDeployments(namespace, jobID string) error {
+	n, err := tx.txn.DeleteAll(TableDeployments, indexJob, namespaceOf(namespace), jobID)
+	if err != nil {
+		return fmt.Errorf("drop deployments of job %q: %w", jobID, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	return setIndex(tx.txn, TableDeployments, tx.index)
 }
 
 func (tx *Txn) putDeployment(d *structs.Deployment) error {

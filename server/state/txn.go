@@ -156,6 +156,9 @@ func (tx *Txn) DeleteJob(namespace, jobID string) error {
 	if err := deleteJobVersions(tx.txn, tx.index, namespace, jobID); err != nil { // job_versions.go
 		return err
 	}
+	if err := tx.deleteJobDeployments(namespace, jobID); err != nil { // deployments.go
+		return err
+	}
 	if err := queueJobChanged(tx.txn, existing, nil); err != nil { // queue_usage.go
 		return err
 	}
