@@ -273,7 +273,9 @@ func sortedGroupNames(d *structs.Deployment) []string {
 	return names
 }
 
-// Deployments returns a job's deployments, newest first.
+// Deployments returns a job's deployments, newest first: those of its
+// current registration, or with All those of earlier ones (a job purged
+// and registered again) too.
 func (e *jobEndpoint) Deployments(args *structs.JobDeploymentsRequest, reply *structs.DeploymentListResponse) (err error) {
 	s := e.srv
 	defer s.recoverPanic(structs.RPCJobDeployments, &err)
@@ -288,6 +290,13 @@ func (e *jobEndpoint) Deployments(args *structs.JobDeploymentsRequest, reply *st
 		all, err := st.DeploymentsByJob(ws, ns, args.JobID)
 		if err != nil {
 			return 0, err
+		}
+		job, err := st.JobByID(ws, ns, args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		if !args.All && job != nil {
+			all = slices.DeleteFunc(all, func(d *structs.Deployment) bool { return d.JobCreateIndex != job.CreateIndex })
 		}
 		reply.Deployments = all
 		return st.Index(state.TableDeployments)
