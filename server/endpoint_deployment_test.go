@@ -139,6 +139,7 @@ func TestDeploymentEndpoints(t *testing.T) {
 		})
 	}
 	waitFor(t, 10*time.Second, func() (bool, string) {
+		reportHealthy(t, c, node, liveAllocs(t, s, "web"))
 		return latestDeployment(t, s, "web").Status == structs.DeploymentStatusSuccessful, "deployment not successful"
 	})
 	fail := &structs.DeploymentFailRequest{DeploymentID: d.ID}
