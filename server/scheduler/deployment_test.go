@@ -125,6 +125,9 @@ func TestPromotionReplacesOldAllocsMaxParallel(t *testing.T) {
 		if a.DeploymentID != d.ID {
 			t.Errorf("%s in deployment %q, want %q", a.Name, a.DeploymentID, d.ID)
 		}
+		if a.Name != "web.web[0]" && a.PreviousAllocation == "" {
+			t.Errorf("%s replaced no allocation, want its predecessor named", a.Name)
+		}
 	}
 }
 

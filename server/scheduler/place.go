@@ -390,6 +390,7 @@ func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Optio
 	return &structs.Allocation{
 		DeploymentID:       pl.deploymentID,
 		DeploymentStatus:   status,
+		PreviousAllocation: pl.previous,
 		ID:                 structs.GenerateUUID(),
 		Namespace:          job.Namespace,
 		EvalID:             p.eval.ID,

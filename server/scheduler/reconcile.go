@@ -34,6 +34,8 @@ type placement struct {
 	// (deployment.go).
 	deploymentID string
 	canary       bool
+	// previous is the allocation it replaces (a job update's).
+	previous string
 }
 
 // reconciliation is the difference between what a job asks for and the
@@ -167,7 +169,7 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 	}
 	for _, a := range replace {
 		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
-		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), deploymentID: gd.id})
+		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), deploymentID: gd.id, previous: a.ID})
 	}
 	for i := len(extras) - 1; i >= 0; i-- {
 		desc := DescScaledDown
