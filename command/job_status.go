@@ -41,6 +41,9 @@ type jobStatus struct {
 	Summary     *structs.JobSummary
 	Evaluations []*structs.Evaluation
 	Allocations []*structs.AllocListStub
+	// LatestDeployment is the job's newest deployment (nil: none, or an
+	// agent without deployments).
+	LatestDeployment *structs.Deployment `json:",omitempty"`
 }
 
 func (c *JobStatusCommand) Run(args []string) int {
@@ -111,6 +114,7 @@ func readJobStatus(ctx context.Context, client *api.Client, stub *structs.JobLis
 	if st.Allocations, _, err = jobs.Allocations(ctx, stub.ID, q); err != nil {
 		return nil, err
 	}
+	st.LatestDeployment, _, _ = jobs.LatestDeployment(ctx, stub.ID, q) // optional: deployment_monitor.go
 	return &st, nil
 }
 
@@ -163,6 +167,9 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 			lines = append(lines, contentionNote(blocked, failed)...)
 		}
 		sections = append(sections, "Placement Failure\n"+strings.Join(lines, "\n"))
+	}
+	if d := st.LatestDeployment; d != nil {
+		sections = append(sections, "Latest Deployment\n"+formatDeployment(d, verbose))
 	}
 	if len(st.Allocations) == 0 {
 		sections = append(sections, "Allocations\nNo allocations placed")

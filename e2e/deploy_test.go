@@ -117,6 +117,9 @@ func TestE2E_CanaryPromoteRevert(t *testing.T) {
 	if r := a.drover("deployment", "status", d.ID); r.code != 0 || !strings.Contains(r.stdout, "successful") {
 		t.Errorf("deployment status: code %d\n%s", r.code, r.stdout)
 	}
+	if r := a.drover("job", "status", "web"); r.code != 0 || !strings.Contains(r.stdout, "Latest Deployment") || !strings.Contains(r.stdout, "Deployment completed successfully") {
+		t.Errorf("job status: code %d\n%s", r.code, r.stdout)
+	}
 	if r := a.drover("job", "history", "-p", "web"); r.code != 0 || !strings.Contains(r.stdout, "Version     = 1") || !strings.Contains(r.stdout, "sleep 301") {
 		t.Errorf("job history: code %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
