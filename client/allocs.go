@@ -161,11 +161,12 @@ func (c *Client) reportStoppedBeforeRunLocked(a *structs.Allocation) {
 }
 
 func (c *Client) startRunnerLocked(a *structs.Allocation) {
+	health, onUpdate := c.trackHealth(a) // deployment_health.go
 	ar, err := allocrunner.New(&allocrunner.Config{
 		Alloc:    a,
 		DataDir:  c.cfg.DataDir,
 		Drivers:  c.drivers,
-		OnUpdate: c.queueUpdate,
+		OnUpdate: onUpdate,
 		Logger:   c.logger.Named("alloc"),
 		Store:    c.db,
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
@@ -180,7 +181,7 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
 		return
 	}
-	c.runners[a.ID] = &runner{ar: ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus}
+	c.runners[a.ID] = &runner{ar: ar, modifyIndex: a.AllocModifyIndex, desired: a.DesiredStatus, health: health}
 	c.logger.Info("running allocation", "alloc_id", a.ID, "job", a.JobID, "group", a.TaskGroup, "gpus", a.DeviceIDs())
 	go ar.Run() // ends when its tasks are dead; Shutdown waits on WaitCh
 }
@@ -211,11 +212,12 @@ func (c *Client) restoreRunners() {
 	var kept []*state.Alloc
 	for _, s := range stored {
 		a := s.Alloc
+		_, onUpdate := c.trackHealth(a)
 		ar, err := allocrunner.New(&allocrunner.Config{
 			Alloc:       a,
 			DataDir:     c.cfg.DataDir,
 			Drivers:     c.drivers,
-			OnUpdate:    c.queueUpdate,
+			OnUpdate:    onUpdate,
 			Logger:      c.logger.Named("alloc"),
 			Store:       c.db,
 			Restore:     &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},

@@ -140,6 +140,9 @@ type Config struct {
 	// client { host_volume "name" { path read_only } } blocks), by name;
 	// reported on the node and mounted into tasks (host_volumes.go).
 	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// ChecksHealth, when set, tells deployments whether an allocation's
+	// service checks pass (health_check = "checks"; deployment_health.go).
+	ChecksHealth ChecksHealth
 }
 
 // UserPolicy is which users exec and raw_exec tasks may run as; see
@@ -209,6 +212,9 @@ type runner struct {
 	// dropped is set once the servers no longer list the allocation: it
 	// is destroyed as soon as its tasks are dead.
 	dropped bool
+	// health decides the allocation's deployment health (nil: none to
+	// decide; deployment_health.go).
+	health *healthTracker
 }
 
 // NewClient fingerprints the node and starts the register, heartbeat,

@@ -200,6 +200,9 @@ func (c *Client) collectOverCount(now time.Time) (destroyed int, disk bool) {
 // caller holds allocMu and has checked that the allocation's tasks are
 // dead.
 func (c *Client) destroyLocked(id, why string) {
+	if r := c.runners[id]; r != nil && r.health != nil {
+		r.health.stop()
+	}
 	delete(c.runners, id)
 	// Its runner reported its end; whatever the servers still show, it
 	// is not an allocation stopped before it ran.

@@ -66,6 +66,18 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 			return &groupCommand{name: "job periodic", synopsis: "Interact with periodic jobs"}, nil
 		},
 		"job periodic force": func() (cli.Command, error) { return &JobPeriodicForceCommand{Meta: m}, nil },
+		"job history":        func() (cli.Command, error) { return &JobHistoryCommand{Meta: m}, nil },
+		"job revert":         func() (cli.Command, error) { return &JobRevertCommand{Meta: m}, nil },
+		"job inspect":        func() (cli.Command, error) { return &JobInspectCommand{Meta: m}, nil },
+		"deployment": func() (cli.Command, error) {
+			return &groupCommand{name: "deployment", synopsis: "Follow, promote, fail, pause and resume deployments"}, nil
+		},
+		"deployment list":    func() (cli.Command, error) { return &DeploymentListCommand{Meta: m}, nil },
+		"deployment status":  func() (cli.Command, error) { return &DeploymentStatusCommand{Meta: m}, nil },
+		"deployment promote": func() (cli.Command, error) { return deploymentCommands(m)["promote"](), nil },
+		"deployment fail":    func() (cli.Command, error) { return deploymentCommands(m)["fail"](), nil },
+		"deployment pause":   func() (cli.Command, error) { return deploymentCommands(m)["pause"](), nil },
+		"deployment resume":  func() (cli.Command, error) { return deploymentCommands(m)["resume"](), nil },
 		"event": func() (cli.Command, error) {
 			return &groupCommand{name: "event", synopsis: "Stream the cluster's events"}, nil
 		},

@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // Exit codes of job run and job stop.
@@ -94,5 +96,11 @@ func (c *JobRunCommand) Run(args []string) int {
 	}
 	c.Ui.Output(fmt.Sprintf("==> Evaluation %q created for job %q", shortID(resp.EvalID, verbose), job.ID))
 	mon := &evalMonitor{ui: c.Ui, client: client, namespace: job.Namespace, verbose: verbose}
-	return mon.monitor(ctx, resp.EvalID)
+	code := mon.monitor(ctx, resp.EvalID)
+	if code != exitPlaced || job.Type != structs.JobTypeService {
+		return code
+	}
+	// A service job's version rolls out in a deployment (deployment_monitor.go).
+	dm := &deploymentMonitor{ui: c.Ui, client: client, namespace: job.Namespace, verbose: verbose}
+	return dm.monitor(ctx, job.ID, resp.JobModifyIndex)
 }

@@ -43,6 +43,9 @@ type jobStatus struct {
 	Allocations []*structs.AllocListStub
 	// Children are a periodic or parameterized job's (job_status_periodic.go).
 	Children []*structs.JobListStub `json:",omitempty"`
+	// LatestDeployment is the job's newest deployment (nil: none, or an
+	// agent without deployments).
+	LatestDeployment *structs.Deployment `json:",omitempty"`
 }
 
 func (c *JobStatusCommand) Run(args []string) int {
@@ -116,6 +119,7 @@ func readJobStatus(ctx context.Context, client *api.Client, stub *structs.JobLis
 	if st.Children, err = readChildren(ctx, client, st.Job); err != nil {
 		return nil, err
 	}
+	st.LatestDeployment, _, _ = jobs.LatestDeployment(ctx, stub.ID, q) // optional: deployment_monitor.go
 	return &st, nil
 }
 
@@ -170,6 +174,9 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 			lines = append(lines, contentionNote(blocked, failed)...)
 		}
 		sections = append(sections, "Placement Failure\n"+strings.Join(lines, "\n"))
+	}
+	if d := st.LatestDeployment; d != nil {
+		sections = append(sections, "Latest Deployment\n"+formatDeployment(d, verbose))
 	}
 	if len(st.Allocations) == 0 {
 		sections = append(sections, "Allocations\nNo allocations placed")

@@ -15,8 +15,9 @@ func TestJobValidate(t *testing.T) {
 	}{
 		{name: "good file", args: []string{"testdata/good.hcl"}, wantCode: 0, wantStdout: "Job validation successful"},
 		{name: "example", args: []string{"../examples/gpu.hcl"}, wantCode: 0, wantStdout: "Job validation successful"},
-		{name: "accepted but not acted on", args: []string{"testdata/autorevert.hcl"}, wantCode: 0, wantStdout: "Job validation successful",
-			wantStderr: []string{"Job warnings:", "auto_revert is accepted but not acted on yet"}},
+		{name: "auto_revert", args: []string{"testdata/autorevert.hcl"}, wantCode: 0, wantStdout: "Job validation successful"},
+		{name: "accepted but not acted on", args: []string{"testdata/manualhealth.hcl"}, wantCode: 0, wantStdout: "Job validation successful",
+			wantStderr: []string{"Job warnings:", `health_check = "manual" is accepted but not acted on yet`}},
 		{name: "syntax error", args: []string{"testdata/syntax.hcl"}, wantCode: 1,
 			wantStderr: []string{"testdata/syntax.hcl:4,", "Invalid expression"}},
 		{name: "invalid value", args: []string{"testdata/invalid.hcl"}, wantCode: 1,

@@ -9,14 +9,13 @@ import (
 	"github.com/droverhq/drover/structs"
 )
 
-// updateSchema is the update block, job or group level. Canaries are
-// Nomad's and not Drover's yet.
+// updateSchema is the update block, job or group level.
 var updateSchema = &schema{
 	attrs: []string{
 		"max_parallel", "stagger", "health_check", "min_healthy_time",
 		"healthy_deadline", "progress_deadline", "auto_revert",
+		"canary", "auto_promote",
 	},
-	unsupported: []string{"canary", "auto_promote"},
 }
 
 // update decodes an update block over base (the job's strategy for a
@@ -40,6 +39,14 @@ func (d *decoder) update(b *hcl.Block, base *structs.UpdateStrategy) *structs.Up
 		case "auto_revert":
 			if v, ok := d.boolean(a); ok {
 				u.AutoRevert = v
+			}
+		case "canary":
+			if n, ok := d.integer(a, 0, math.MaxInt32); ok {
+				u.Canary = int(n)
+			}
+		case "auto_promote":
+			if v, ok := d.boolean(a); ok {
+				u.AutoPromote = v
 			}
 		default:
 			d.updateDuration(u, a)

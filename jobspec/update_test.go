@@ -44,9 +44,9 @@ func TestUpdateErrors(t *testing.T) {
 			want: `job.hcl:6,22: Invalid value; health_check = "http" is not one of checks, task_states, manual.`,
 		},
 		{
-			name: "canary not supported yet",
-			src:  inTypedGroup("service", "update {\n      canary = 1\n    }"),
-			want: `job.hcl:6,7: Unsupported argument; The argument "canary" is not supported by Drover yet.`,
+			name: "auto_promote without canary",
+			src:  inTypedGroup("service", "update {\n      auto_promote = true\n    }"),
+			want: "job.hcl:5,5: Invalid update block; update auto_promote needs canary > 0.",
 		},
 		{
 			name: "two update blocks",

@@ -139,6 +139,9 @@ type Config struct {
 	// schedulerOptions are passed to every scheduler the workers create
 	// (tests shorten the reschedule delays with them).
 	schedulerOptions []scheduler.Option
+	// clock, when set (tests), is the deployment watcher's time
+	// (deployment_watcher.go).
+	clock func() time.Time
 }
 
 // withDefaults returns a copy of c with zero fields defaulted.

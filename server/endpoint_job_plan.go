@@ -82,7 +82,7 @@ func (e *jobEndpoint) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanR
 		reply.JobModifyIndex = existing.JobModifyIndex
 	}
 	if args.Diff {
-		reply.Diff = &structs.JobDiff{Type: diffType(existing, job), ID: job.ID}
+		reply.Diff = &structs.JobDiff{Type: diffType(existing, job), ID: job.ID, Fields: structs.SpecFieldDiffs(existing, job)}
 	}
 	return nil
 }

@@ -258,6 +258,11 @@ func (e *nodeEndpoint) UpdateAlloc(args *structs.AllocUpdateRequest, reply *stru
 		return fmt.Errorf("update allocs: %w", err)
 	}
 	evals = append(evals, rolling...)
+	health, err := s.deploymentHealthEvals(updates, evals, now) // deployment_watcher.go
+	if err != nil {
+		return fmt.Errorf("update allocs: %w", err)
+	}
+	evals = append(evals, health...)
 	req := &structs.AllocUpdateRequest{NodeID: args.NodeID, Alloc: updates, Evals: evals, WriteRequest: args.WriteRequest}
 	index, err := s.raftApply(structs.AllocClientUpdateRequestType, req)
 	if err != nil {

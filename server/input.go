@@ -24,6 +24,11 @@ func clientAllocUpdate(a *structs.Allocation) (*structs.Allocation, error) {
 		ID: a.ID, Namespace: a.Namespace, NodeID: a.NodeID, JobID: a.JobID,
 		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
 	}
+	if d := a.DeploymentStatus; d != nil && d.Healthy != nil {
+		// The client's health decision only; the servers own the rest.
+		h := *d.Healthy
+		u.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: &h, Timestamp: d.Timestamp}
+	}
 	if a.TaskStates == nil {
 		return u, nil
 	}

@@ -127,6 +127,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	run(s.reconcileMembers)
 	run(s.runGC)
 	run(s.runPeriodic)
+	run(s.watchDeployments) // deployment_watcher.go
 	for i := range s.config.NumSchedulers {
 		w := &worker{srv: s, logger: s.logger.Named("worker").With("worker", i)}
 		run(w.run)

@@ -50,6 +50,7 @@ func (s *Server) setupRPC() error {
 		"Periodic":            &periodicEndpoint{srv: s},
 		"Variables":           &variablesEndpoint{srv: s},
 		"RootKey":             &rootKeyEndpoint{srv: s},
+		"Deployment":          &deploymentEndpoint{srv: s}, // endpoint_deployment.go
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

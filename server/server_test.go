@@ -172,7 +172,7 @@ func TestServer_RPCErrors(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testConfig(t))
 	badJob := gpuJob("bad", structs.JobTypeBatch, 1, 1)
-	badJob.TaskGroups = nil // no datacenters is valid now (Nomad's default "*")
+	badJob.TaskGroups = nil                                 // no datacenters is valid now (Nomad's default "*")
 	systemJob := gpuJob("sys", structs.JobTypeSystem, 2, 1) // a system job runs one per node
 	tests := []struct {
 		name    string
@@ -489,10 +489,10 @@ func TestServer_RegisterWarnsOfWhatIsNotActedOn(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testConfig(t))
 	job := gpuJob("web", structs.JobTypeService, 1, 0)
-	job.Update = &structs.UpdateStrategy{MaxParallel: 1, AutoRevert: true}
+	job.Update = &structs.UpdateStrategy{MaxParallel: 1, HealthCheck: structs.UpdateHealthCheckManual}
 	resp := registerJob(t, s, job)
-	if !strings.Contains(resp.Warnings, "auto_revert is accepted but not acted on yet") {
-		t.Errorf("register warnings = %q, want the auto_revert warning", resp.Warnings)
+	if !strings.Contains(resp.Warnings, `health_check = "manual" is accepted but not acted on yet`) {
+		t.Errorf("register warnings = %q, want the manual health warning", resp.Warnings)
 	}
 	if plain := registerJob(t, s, gpuJob("train", structs.JobTypeBatch, 1, 0)); plain.Warnings != "" {
 		t.Errorf("register warnings for a plain job = %q, want none", plain.Warnings)

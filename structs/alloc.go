@@ -68,6 +68,10 @@ type Allocation struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	// DeploymentID and DeploymentStatus place it in a deployment
+	// (structs/deployment.go).
+	DeploymentID     string                 `json:",omitempty"`
+	DeploymentStatus *AllocDeploymentStatus `json:",omitempty"`
 	// PreviousAllocation is the allocation this one replaces (an update
 	// or a reschedule); a sticky ephemeral disk on the same node takes
 	// its data (structs/ephemeral_disk.go).
@@ -223,6 +227,7 @@ func (a *Allocation) Copy() *Allocation {
 	c.AllocatedResources = a.AllocatedResources.Copy()
 	c.Metrics = a.Metrics.Copy()
 	c.PreemptedAllocations = slices.Clone(a.PreemptedAllocations)
+	c.DeploymentStatus = a.DeploymentStatus.Copy()
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {
@@ -299,6 +304,7 @@ type AllocListStub struct {
 	ClientStatus          string
 	ClientDescription     string
 	TaskStates            map[string]*TaskState
+	DeploymentStatus      *AllocDeploymentStatus `json:",omitempty"`
 	CreateIndex           uint64
 	ModifyIndex           uint64
 	CreateTime            int64
@@ -314,7 +320,7 @@ func (a *Allocation) Stub() *AllocListStub {
 		DesiredStatus: a.DesiredStatus, DesiredDescription: a.DesiredDescription,
 		ClientStatus: a.ClientStatus, ClientDescription: a.ClientDescription,
 		TaskStates: a.TaskStates, CreateIndex: a.CreateIndex, ModifyIndex: a.ModifyIndex,
-		CreateTime: a.CreateTime, ModifyTime: a.ModifyTime,
+		CreateTime: a.CreateTime, ModifyTime: a.ModifyTime, DeploymentStatus: a.DeploymentStatus,
 	}
 	if a.Job != nil {
 		s.JobType = a.Job.Type

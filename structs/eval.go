@@ -206,6 +206,11 @@ type Plan struct {
 	// separate write; a plan committed in part drops it
 	// (PlanResult.EvalUpdated) and the scheduler retries as before.
 	EvalUpdate *Evaluation
+	// Deployment, when set, is created or replaced with the plan;
+	// DeploymentUpdates change other deployments' status (a newer
+	// version cancels the older one's). structs/deployment.go.
+	Deployment        *Deployment               `json:",omitempty"`
+	DeploymentUpdates []*DeploymentStatusUpdate `json:",omitempty"`
 }
 
 // AppendStoppedAlloc adds a stop of alloc to the plan.
@@ -245,7 +250,7 @@ func (p *Plan) AppendInPlaceUpdate(alloc *Allocation, job *Job) {
 // IsNoOp reports whether the plan changes nothing.
 func (p *Plan) IsNoOp() bool {
 	return len(p.NodeUpdate) == 0 && len(p.NodeAllocation) == 0 && len(p.NodeInPlaceUpdate) == 0 &&
-		p.Reservation == nil && !p.ReleaseReservation
+		p.Reservation == nil && !p.ReleaseReservation && p.Deployment == nil && len(p.DeploymentUpdates) == 0
 }
 
 // PlanResult is what the plan applier committed.

@@ -94,7 +94,10 @@ type Job struct {
 	Status            string
 	StatusDescription string
 	Version           uint64
-	SubmitTime        int64
+	// Stable marks a version that a deployment completed or an operator
+	// marked (structs/job_version.go).
+	Stable     bool
+	SubmitTime int64
 
 	CreateIndex    uint64
 	ModifyIndex    uint64

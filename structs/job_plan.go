@@ -38,11 +38,14 @@ type JobPlanResponse struct {
 	Warnings    string
 }
 
-// JobDiff says how the submitted job differs from the stored one. Only
-// the type is computed in this first cut.
+// JobDiff says how the submitted job differs from the stored one
+// (Nomad's shape; Drover's changes are flat Fields, structs/job_diff.go).
 type JobDiff struct {
-	Type string
-	ID   string
+	Type       string
+	ID         string
+	Fields     []*FieldDiff
+	Objects    []*ObjectDiff
+	TaskGroups []*TaskGroupDiff
 }
 
 // PlanAnnotations counts the plan's changes per task group.

@@ -311,6 +311,10 @@ type ApplyPlanResultsRequest struct {
 	Reservation        *Reservation
 	ReleaseReservation bool
 	Namespace, JobID   string
+	// Deployment and DeploymentUpdates are the plan's (entries of
+	// ApplyPlanResultsDeploymentRequestType only).
+	Deployment        *Deployment               `json:",omitempty"`
+	DeploymentUpdates []*DeploymentStatusUpdate `json:",omitempty"`
 	WriteRequest
 }
 

@@ -42,6 +42,11 @@ type UpdateStrategy struct {
 	ProgressDeadline time.Duration
 	// AutoRevert rolls a failed deployment back to the last stable version.
 	AutoRevert bool
+	// Canary is how many allocations of the new version are placed
+	// beside the old ones, which stay until the deployment is promoted
+	// (by hand, or AutoPromote once all canaries are healthy).
+	Canary      int
+	AutoPromote bool
 }
 
 // DefaultUpdateStrategy returns Nomad's defaults, which a service job
@@ -97,6 +102,12 @@ func (u *UpdateStrategy) Validate() error {
 	if u.MaxParallel < 0 {
 		add("update max_parallel %d must not be negative", u.MaxParallel)
 	}
+	if u.Canary < 0 {
+		add("update canary %d must not be negative", u.Canary)
+	}
+	if u.AutoPromote && u.Canary == 0 {
+		add("update auto_promote needs canary > 0")
+	}
 	if !slices.Contains(UpdateHealthChecks, u.HealthCheck) {
 		add("update health_check %q is not one of checks, task_states, manual", u.HealthCheck)
 	}
@@ -124,20 +135,21 @@ func (u *UpdateStrategy) Rolling() bool { return u != nil && u.MaxParallel > 0 }
 
 // Warnings returns what the job asks that Drover accepts for Nomad
 // compatibility but does not act on yet, one line each: an update block
-// with auto_revert (a rolling update whose replacements never become
-// healthy waits; it is neither failed at healthy_deadline or
-// progress_deadline nor rolled back).
+// with health_check = "manual" (Nomad's alloc health API, which sets it,
+// is not Drover's yet: such allocations are never judged healthy, and
+// their deployment waits until its progress deadline).
 func (j *Job) Warnings() []string {
 	if j == nil {
 		return nil
 	}
-	notYet := "update auto_revert is accepted but not acted on yet: a rolling update whose replacements never become healthy waits rather than failing at healthy_deadline or progress_deadline, and is not rolled back"
+	notYet := `update health_check = "manual" is accepted but not acted on yet: nothing marks the allocations healthy, so the deployment fails at its progress deadline`
+	manual := func(u *UpdateStrategy) bool { return u != nil && u.HealthCheck == UpdateHealthCheckManual }
 	var out []string
-	if j.Update != nil && j.Update.AutoRevert {
+	if manual(j.Update) {
 		out = append(out, "job "+notYet)
 	}
 	for _, tg := range j.TaskGroups {
-		if tg != nil && tg.Update != nil && tg.Update.AutoRevert && (j.Update == nil || !j.Update.AutoRevert) {
+		if tg != nil && manual(tg.Update) && !manual(j.Update) {
 			out = append(out, fmt.Sprintf("group %q: %s", tg.Name, notYet))
 		}
 	}

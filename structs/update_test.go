@@ -102,15 +102,15 @@ func TestPlanInPlaceUpdate(t *testing.T) {
 }
 
 func TestJobWarnings(t *testing.T) {
-	revert := &UpdateStrategy{MaxParallel: 1, AutoRevert: true}
+	revert := &UpdateStrategy{MaxParallel: 1, HealthCheck: UpdateHealthCheckManual}
 	tests := []struct {
 		name string
 		job  *Job
 		want []string // a substring per warning, in order
 	}{
-		{"none", &Job{Update: &UpdateStrategy{MaxParallel: 1}, TaskGroups: []*TaskGroup{{Name: "web"}}}, nil},
-		{"job level", &Job{Update: revert, TaskGroups: []*TaskGroup{{Name: "web", Update: revert}}}, []string{"job update auto_revert"}},
-		{"group level", &Job{TaskGroups: []*TaskGroup{{Name: "a"}, {Name: "b", Update: revert}}}, []string{`group "b": update auto_revert`}},
+		{"none", &Job{Update: &UpdateStrategy{MaxParallel: 1, AutoRevert: true}, TaskGroups: []*TaskGroup{{Name: "web"}}}, nil},
+		{"job level", &Job{Update: revert, TaskGroups: []*TaskGroup{{Name: "web", Update: revert}}}, []string{`job update health_check = "manual"`}},
+		{"group level", &Job{TaskGroups: []*TaskGroup{{Name: "a"}, {Name: "b", Update: revert}}}, []string{`group "b": update health_check = "manual"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

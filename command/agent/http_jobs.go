@@ -109,6 +109,9 @@ func (h *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 func (h *httpAPI) jobRead(w http.ResponseWriter, r *http.Request) (any, error) {
+	if v := r.URL.Query().Get("version"); v != "" {
+		return h.jobVersionRead(w, r, v) // http_job_versions.go
+	}
 	o, err := parseQuery(r)
 	if err != nil {
 		return nil, err

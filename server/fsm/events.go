@@ -64,6 +64,8 @@ func EventsFromChanges(t structs.MessageType, index uint64, changes memdb.Change
 			evs = namedEvents(c, structs.TopicQueue, "Queue", structs.TypeQueueUpserted, structs.TypeQueueDeleted)
 		case state.TableServiceRegistrations:
 			evs = serviceEvents(c) // service.go
+		case state.TableDeployments:
+			evs = deploymentEvents(t, c) // deployment.go
 		}
 		out = append(out, evs...)
 	}

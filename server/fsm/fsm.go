@@ -116,7 +116,8 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyEvalUpdate
 	case structs.AllocClientUpdateRequestType:
 		return f.applyAllocClientUpdate
-	case structs.ApplyPlanResultsRequestType, structs.ApplyPlanResultsJobOnceRequestType:
+	case structs.ApplyPlanResultsRequestType, structs.ApplyPlanResultsJobOnceRequestType,
+		structs.ApplyPlanResultsDeploymentRequestType:
 		return f.applyPlanResults
 	case structs.SchedulerConfigRequestType:
 		return f.applySchedulerConfig
@@ -158,6 +159,12 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyVariableDelete
 	case structs.RootKeyMetaUpsertRequestType:
 		return f.applyRootKeyMetaUpsert
+	case structs.JobStabilityRequestType:
+		return f.applyJobStability // job_version.go
+	case structs.DeploymentStatusUpdateRequestType:
+		return f.applyDeploymentStatusUpdate // deployment.go
+	case structs.DeploymentPromoteRequestType:
+		return f.applyDeploymentPromote // deployment.go
 	}
 	return nil
 }
@@ -379,6 +386,9 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	}
 	s := f.State()
 	err := s.Write(index, func(tx *state.Txn) error {
+		if err := tx.ApplyPlanDeployments(&req); err != nil { // state/deployments.go
+			return err
+		}
 		if err := tx.UpsertPlanAllocs(&req); err != nil {
 			return err
 		}

@@ -72,6 +72,16 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 			Namespace: structs.DefaultNamespace, ID: "x", Launch: time.Unix(1_790_000_000, 0)}},
 		structs.GarbageCollectRequestType: &structs.GarbageCollectRequest{Jobs: []structs.GCJob{{Namespace: structs.DefaultNamespace, ID: "j", ModifyIndex: 2}},
 			Evals: []string{"e1"}, Allocs: []string{"a1"}, Nodes: []structs.GCNode{{ID: "n1", ModifyIndex: 1}}},
+		structs.ApplyPlanResultsDeploymentRequestType: &structs.ApplyPlanResultsRequest{EvalID: "e1", Namespace: structs.DefaultNamespace, JobID: "j",
+			Deployment:        testDeployment("d2", testJob("j")),
+			DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusCancelled}}},
+		structs.DeploymentStatusUpdateRequestType: &structs.DeploymentStatusUpdateRequest{MarkStable: true, Job: testJob("j"),
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful},
+			Eval:             testEval("e7", "j", structs.EvalStatusPending)},
+		structs.DeploymentPromoteRequestType: &structs.DeploymentPromoteRequest{DeploymentID: "d1", All: true,
+			Eval: testEval("e6", "j", structs.EvalStatusPending)},
+		structs.JobStabilityRequestType: &structs.JobStabilityRequest{JobID: "j", JobVersion: 0, Stable: true,
+			WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}},
 	}
 	out := make(map[structs.MessageType][]byte, len(msgs))
 	for typ, msg := range msgs {

@@ -82,6 +82,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 		s.persistNodes, s.persistJobs, s.persistEvals, s.persistAllocs, s.persistIndexes,
 		s.persistSchedulerConfig, s.persistNamespaces, s.persistReservations, s.persistQueues,
 		s.persistACL, s.persistServiceRegistrations, s.persistPeriodicLaunches, s.persistVariables,
+		s.persistJobVersions, s.persistDeployments,
 	} {
 		if err := step(rec); err != nil {
 			return err
@@ -251,6 +252,10 @@ func restoreRecord(r *state.StateRestore, dec *codec.Decoder, t recordType) erro
 		return restoreNamespaceRecord(r, dec, t)
 	case variableRecord, rootKeyMetaRecord:
 		return restoreVariableRecord(r, dec, t)
+	case jobVersionRecord:
+		return restoreJobVersion(r, dec)
+	case deploymentRecord:
+		return restoreDeployment(r, dec)
 	case indexRecord:
 		var e state.IndexEntry
 		if err := dec.Decode(&e); err != nil {

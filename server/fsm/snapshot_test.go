@@ -54,6 +54,17 @@ func populate(t *testing.T, f *FSM) {
 	done := testEval("e1", "j", structs.EvalStatusComplete)
 	done.QueuedAllocations = map[string]int{"web": 0}
 	apply(t, f, 6, structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{done}})
+	apply(t, f, 6, structs.ApplyPlanResultsDeploymentRequestType, &structs.ApplyPlanResultsRequest{EvalID: "e1",
+		Deployment: testDeployment("d1", job)})
+}
+
+// testDeployment is a running deployment of job's group web, one
+// canary wanted.
+func testDeployment(id string, job *structs.Job) *structs.Deployment {
+	d := structs.NewDeployment(job, 1)
+	d.ID = id
+	d.TaskGroups["web"] = &structs.DeploymentState{DesiredTotal: 1, DesiredCanaries: 1, ProgressDeadline: time.Minute}
+	return d
 }
 
 // dump reads everything from a store, for comparison.
@@ -63,6 +74,10 @@ type dump struct {
 	Evals   []*structs.Evaluation
 	Allocs  []*structs.Allocation
 	Indexes map[string]uint64
+	// Versions are the stored job versions (job_version.go).
+	Versions []*structs.Job
+	// Deployments are newest first (deployment.go).
+	Deployments []*structs.Deployment
 }
 
 func dumpState(t *testing.T, s *state.StateStore) dump {
@@ -82,6 +97,12 @@ func dumpState(t *testing.T, s *state.StateStore) dump {
 		t.Fatal(err)
 	}
 	if d.Indexes, err = s.Indexes(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Versions, err = s.AllJobVersions(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Deployments, err = s.Deployments(nil, "*", ""); err != nil {
 		t.Fatal(err)
 	}
 	return d

@@ -179,12 +179,19 @@ func (a *Applier) apply(plan *structs.Plan) (*structs.PlanResult, error) {
 			req.Namespace, req.JobID = plan.Job.Namespace, plan.Job.ID
 		}
 	}
-	if len(allocs) == 0 && req.Reservation == nil && !req.ReleaseReservation && req.EvalUpdate == nil {
+	msgType := structs.ApplyPlanResultsJobOnceRequestType
+	if plan.Deployment != nil || len(plan.DeploymentUpdates) > 0 {
+		// A newer type, so that a server that knows no deployments
+		// stops rather than drops them.
+		msgType = structs.ApplyPlanResultsDeploymentRequestType
+		req.Deployment, req.DeploymentUpdates = plan.Deployment, plan.DeploymentUpdates
+	}
+	if len(allocs) == 0 && req.Reservation == nil && !req.ReleaseReservation && req.EvalUpdate == nil && req.Deployment == nil && len(req.DeploymentUpdates) == 0 {
 		result.AllocIndex = snapIndex
 		return result, nil
 	}
 	commit := a.now()
-	index, err := a.raft.Apply(structs.ApplyPlanResultsJobOnceRequestType, req)
+	index, err := a.raft.Apply(msgType, req)
 	a.measure("commit", commit)
 	if err != nil {
 		return nil, fmt.Errorf("commit plan for eval %s: %w", plan.EvalID, err)

@@ -387,7 +387,14 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 
 func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Option, metric *structs.AllocMetric) *structs.Allocation {
 	now := p.now().UnixNano()
+	var status *structs.AllocDeploymentStatus
+	if pl.canary {
+		status = &structs.AllocDeploymentStatus{Canary: true}
+	}
 	return &structs.Allocation{
+		DeploymentID:       pl.deploymentID,
+		DeploymentStatus:   status,
+		PreviousAllocation: pl.previous,
 		ID:                 structs.GenerateUUID(),
 		Namespace:          job.Namespace,
 		EvalID:             p.eval.ID,
@@ -399,7 +406,6 @@ func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Optio
 		TaskGroup:          pl.group.Name,
 		AllocatedResources: option.Resources,
 		Metrics:            metric,
-		PreviousAllocation: pl.previous,
 		DesiredStatus:      structs.AllocDesiredStatusRun,
 		ClientStatus:       structs.AllocClientStatusPending,
 		CreateTime:         now,

@@ -35,6 +35,10 @@ type placement struct {
 	previous string
 	// previousNode is its node: a sticky ephemeral disk prefers it.
 	previousNode string
+	// deploymentID and canary place it in the job's deployment
+	// (deployment.go).
+	deploymentID string
+	canary       bool
 }
 
 // reconciliation is the difference between what a job asks for and the
@@ -72,6 +76,12 @@ type reconciliation struct {
 // allows (max_parallel). Missing name indexes in [0, Count) are placed,
 // lowest first.
 func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool, now time.Time) reconciliation {
+	return reconcileIn(job, allocs, nodes, batch, now, nil)
+}
+
+// reconcileIn is reconcile within the job's deployment d (nil: none;
+// deployment.go says how a group follows it). It is pure.
+func reconcileIn(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool, now time.Time, d *structs.Deployment) reconciliation {
 	var r reconciliation
 	byGroup := map[string][]*structs.Allocation{}
 	for _, a := range allocs {
@@ -92,7 +102,8 @@ func reconcile(job *structs.Job, allocs []*structs.Allocation, nodes map[string]
 		}
 	}
 	for _, tg := range job.TaskGroups {
-		r.reconcileGroup(job, tg, byGroup[tg.Name], nodes, batch, now)
+		gd := followDeployment(d, tg, byGroup[tg.Name])
+		r.reconcileGroup(job, tg, byGroup[tg.Name], nodes, batch, now, gd)
 	}
 	return r
 }
@@ -109,9 +120,9 @@ func (r *reconciliation) stopUnneeded(a *structs.Allocation, nodes map[string]*s
 	}
 }
 
-func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool, now time.Time) {
+func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup, allocs []*structs.Allocation, nodes map[string]*structs.Node, batch bool, now time.Time, gd groupDeployment) {
 	occupied := map[int]bool{}
-	var running []*structs.Allocation
+	var running, canaries []*structs.Allocation
 	for _, a := range allocs {
 		switch {
 		case batch && a.DesiredStatus == structs.AllocDesiredStatusRun && a.ClientStatus == structs.AllocClientStatusComplete:
@@ -124,13 +135,23 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 		case nodeLost(nodes[a.NodeID]):
 			r.stops = append(r.stops, stop{alloc: a, desc: DescNodeLost, clientStatus: structs.AllocClientStatusLost})
 		case r.stopIfDeviceUnhealthy(a, nodes[a.NodeID]):
+		case gd.canaryWait && isCanaryOf(a, gd.id):
+			canaries = append(canaries, a) // beside the old ones, no name of their own yet
 		default:
 			running = append(running, a)
 		}
 	}
-	// Oldest first within a name, so a duplicate loses to the original.
+	// Oldest first within a name, so a duplicate loses to the original;
+	// a promoted canary wins its name (the old allocation there stops).
+	promotedFirst := func(a *structs.Allocation) int {
+		if gd.promoted && isCanaryOf(a, gd.id) {
+			return 0
+		}
+		return 1
+	}
 	slices.SortFunc(running, func(x, y *structs.Allocation) int {
-		return cmp.Or(cmp.Compare(x.Index(), y.Index()), cmp.Compare(x.CreateIndex, y.CreateIndex), strings.Compare(x.ID, y.ID))
+		return cmp.Or(cmp.Compare(x.Index(), y.Index()), cmp.Compare(promotedFirst(x), promotedFirst(y)),
+			cmp.Compare(x.CreateIndex, y.CreateIndex), strings.Compare(x.ID, y.ID))
 	})
 	var extras, kept, destructive []*structs.Allocation
 	var place []placement
@@ -150,20 +171,32 @@ func (r *reconciliation) reconcileGroup(job *structs.Job, tg *structs.TaskGroup,
 		}
 	}
 	replace, healthyAt := rollingBatch(job, tg, batch, allocs, kept, destructive, now)
+	if gd.canaryWait || gd.hold {
+		replace, healthyAt = nil, time.Time{} // canaries first, or the deployment holds
+	}
 	if !healthyAt.IsZero() && (r.healthyAt.IsZero() || healthyAt.Before(r.healthyAt)) {
 		r.healthyAt = healthyAt
 	}
 	for _, a := range replace {
 		r.stops = append(r.stops, stop{alloc: a, desc: DescUpdated})
-		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), previous: a.ID, previousNode: a.NodeID})
+		place = append(place, placement{group: tg, name: a.Name, index: a.Index(), deploymentID: gd.id, previous: a.ID, previousNode: a.NodeID})
 	}
 	for i := len(extras) - 1; i >= 0; i-- {
-		r.stops = append(r.stops, stop{alloc: extras[i], desc: DescScaledDown})
+		desc := DescScaledDown
+		if gd.promoted && extras[i].Index() < tg.Count {
+			desc = DescUpdated // its name went to a promoted canary
+		}
+		r.stops = append(r.stops, stop{alloc: extras[i], desc: desc})
 	}
 	for i := range tg.Count {
 		if !occupied[i] {
-			place = append(place, placement{group: tg, name: structs.AllocName(job.ID, tg.Name, i), index: i})
+			place = append(place, placement{group: tg, name: structs.AllocName(job.ID, tg.Name, i), index: i, deploymentID: gd.id})
 		}
+	}
+	for i := range min(gd.wantCanaries, tg.Count) {
+		idx := i + len(canaries)
+		place = append(place, placement{group: tg, name: structs.AllocName(job.ID, tg.Name, idx%max(tg.Count, 1)), index: idx,
+			deploymentID: gd.id, canary: true})
 	}
 	slices.SortFunc(place, func(x, y placement) int { return cmp.Compare(x.index, y.index) })
 	r.place = append(r.place, place...)

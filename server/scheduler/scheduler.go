@@ -202,9 +202,21 @@ func (s *GenericScheduler) attempt(eval *structs.Evaluation) (*outcome, error) {
 		return nil, err
 	}
 
+	var latest *structs.Deployment
+	if !s.batch {
+		if latest, err = s.state.LatestDeploymentByJob(nil, eval.Namespace, eval.JobID); err != nil {
+			return nil, fmt.Errorf("read deployment: %w", err)
+		}
+	}
+	dep, isNew, depUpdates := deploymentFor(job, latest, allocs, s.now()) // deployment.go
 	in := &placeInput{
 		eval: eval, job: job, allocs: allocs, index: index, workload: workload, config: schedConfig,
-		rec: reconcile(job, allocs, nodes, s.batch, s.now()),
+		rec: reconcileIn(job, allocs, nodes, s.batch, s.now(), dep),
+	}
+	if isNew && hasDeploymentWork(in.rec, dep) {
+		in.deployment, in.deploymentUpdates = dep, depUpdates
+	} else if !isNew {
+		in.deploymentUpdates = depUpdates
 	}
 	in.resched = limitReschedules(s.reschedule, job, allocs, in.rec.place, s.now())
 	p, out, err := s.placePass(in, nil)
@@ -257,6 +269,10 @@ type placeInput struct {
 	config   *structs.SchedulerConfiguration
 	rec      reconciliation
 	resched  rescheduling
+	// deployment is created with the plan; deploymentUpdates change
+	// older deployments' status (deployment.go).
+	deployment        *structs.Deployment
+	deploymentUpdates []*structs.DeploymentStatusUpdate
 }
 
 // placePass builds the plan from the reconciliation and places what it
@@ -268,6 +284,7 @@ func (s *GenericScheduler) placePass(in *placeInput, skip map[string]bool) (*pla
 	if job != nil {
 		plan.Priority = job.Priority
 	}
+	plan.Deployment, plan.DeploymentUpdates = in.deployment, in.deploymentUpdates
 	for _, st := range in.rec.stops {
 		plan.AppendStoppedAlloc(st.alloc, st.desc, st.clientStatus)
 	}

@@ -18,6 +18,13 @@ type State interface {
 	QuotaState
 	QueueState
 	ReservationState
+	DeploymentState
+}
+
+// DeploymentState is what the scheduler reads of deployments
+// (deployment.go): the job's newest one.
+type DeploymentState interface {
+	LatestDeploymentByJob(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error)
 }
 
 // ClusterState is what reconciling and placing read: jobs, nodes, their

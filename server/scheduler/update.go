@@ -96,6 +96,9 @@ func inFlight(job *structs.Job, tg *structs.TaskGroup, allocs, kept []*structs.A
 		case classifyUpdate(a, job, tg) == updateDestructive:
 		case a.ClientStatus != structs.AllocClientStatusRunning:
 			n++
+		case a.DeploymentStatus.IsUnhealthy():
+			n++ // never healthy: its deployment fails
+		case a.DeploymentStatus.IsHealthy():
 		default:
 			if h := healthyAt(a, minHealthy); now.Before(h) {
 				n++

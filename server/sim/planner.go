@@ -61,6 +61,10 @@ func (p *planner) SubmitPlan(pl *structs.Plan) (*structs.PlanResult, scheduler.S
 	if len(write) > 0 || ended != nil {
 		index = p.nextIndex()
 		err := p.store.Write(index, func(tx *state.Txn) error {
+			req := &structs.ApplyPlanResultsRequest{Deployment: pl.Deployment, DeploymentUpdates: pl.DeploymentUpdates}
+			if err := tx.ApplyPlanDeployments(req); err != nil {
+				return err
+			}
 			if err := tx.UpsertAllocs(write); err != nil {
 				return err
 			}

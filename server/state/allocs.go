@@ -55,7 +55,21 @@ func (tx *Txn) UpsertPlanAllocs(req *structs.ApplyPlanResultsRequest) error {
 		}
 		placed = append(placed, a)
 	}
+	var fresh []*structs.Allocation
+	for _, a := range placed {
+		if a == nil || a.DeploymentID == "" {
+			continue
+		}
+		if existing, err := tx.AllocByID(a.ID); err != nil {
+			return err
+		} else if existing == nil {
+			fresh = append(fresh, a)
+		}
+	}
 	if err := tx.UpsertAllocs(placed); err != nil {
+		return err
+	}
+	if err := tx.countDeploymentPlacements(fresh); err != nil { // deployments.go
 		return err
 	}
 	for _, a := range placed {
@@ -90,6 +104,8 @@ func (tx *Txn) upsertAlloc(alloc *structs.Allocation) error {
 			a.ClientDescription = existing.ClientDescription
 			a.TaskStates = existing.TaskStates // immutable, safe to share
 		}
+		// The deployment health is the client's too (deployments.go).
+		a.DeploymentID, a.DeploymentStatus = existing.DeploymentID, existing.DeploymentStatus.Copy()
 		if a.Job == nil {
 			a.Job = existing.Job
 		}
@@ -186,6 +202,7 @@ func mergeClientUpdate(existing, update *structs.Allocation) *structs.Allocation
 	if update.ModifyTime != 0 {
 		a.ModifyTime = update.ModifyTime
 	}
+	mergeDeploymentHealth(a, update) // deployments.go
 	return a
 }
 

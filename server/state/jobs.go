@@ -42,13 +42,15 @@ func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
 		return err
 	}
 	j.ModifyIndex = index
+	newVersion := true
 	switch {
 	case existing == nil:
-		j.CreateIndex, j.JobModifyIndex, j.Version = index, index, 0
+		j.CreateIndex, j.JobModifyIndex, j.Version, j.Stable = index, index, 0, false
 	case specEqual(existing, j):
 		j.CreateIndex, j.JobModifyIndex, j.Version = existing.CreateIndex, existing.JobModifyIndex, existing.Version
+		j.Stable, newVersion = existing.Stable, false
 	default:
-		j.CreateIndex, j.JobModifyIndex, j.Version = existing.CreateIndex, index, existing.Version+1
+		j.CreateIndex, j.JobModifyIndex, j.Version, j.Stable = existing.CreateIndex, index, existing.Version+1, false
 	}
 	if j.Status, err = jobStatus(txn, j); err != nil {
 		return err
@@ -59,16 +61,21 @@ func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
 	if err := queueJobChanged(txn, existing, j); err != nil { // queue_usage.go
 		return err
 	}
+	if newVersion {
+		if err := storeJobVersion(txn, index, j); err != nil { // job_versions.go
+			return err
+		}
+	}
 	return setIndex(txn, TableJobs, index)
 }
 
 // specEqual reports whether two jobs have the same spec: they differ at
 // most in what the servers maintain (status, version, indexes) and the
-// submit time.
+// submit time (and its stability).
 func specEqual(a, b *structs.Job) bool {
 	strip := func(j *structs.Job) structs.Job {
 		c := *j
-		c.Status, c.StatusDescription, c.Version, c.SubmitTime = "", "", 0, 0
+		c.Status, c.StatusDescription, c.Version, c.SubmitTime, c.Stable = "", "", 0, 0, false
 		c.CreateIndex, c.ModifyIndex, c.JobModifyIndex = 0, 0, 0
 		return c
 	}

@@ -71,6 +71,9 @@ func Schema() *memdb.DBSchema {
 		// Variables, sealed, and the root keys' metadata (variables.go).
 		TableVariables: variablesTable(),
 		TableRootKeys:  rootKeysTable(),
+		// Job versions and deployments (job_versions.go, deployments.go).
+		TableJobVersions: jobVersionsTable(),
+		TableDeployments: deploymentsTable(),
 	}}
 }
 

@@ -99,8 +99,8 @@ func TestIndexesAndLatest(t *testing.T) {
 	must(t, s.UpsertJob(7, job))
 	must(t, s.UpsertEvals(9, []*structs.Evaluation{testEval("e", job, structs.EvalStatusPending)}))
 	got, _ := s.Indexes()
-	want := map[string]uint64{TableNodes: 5, TableJobs: 7, TableEvals: 9}
-	if len(got) != len(want) || got[TableNodes] != 5 || got[TableJobs] != 7 || got[TableEvals] != 9 {
+	want := map[string]uint64{TableNodes: 5, TableJobs: 7, TableJobVersions: 7, TableEvals: 9}
+	if len(got) != len(want) || got[TableNodes] != 5 || got[TableJobs] != 7 || got[TableJobVersions] != 7 || got[TableEvals] != 9 {
 		t.Errorf("Indexes: got %v, want %v", got, want)
 	}
 	if idx, _ := s.LatestIndex(); idx != 9 {

@@ -159,6 +159,12 @@ func (tx *Txn) DeleteJob(namespace, jobID string) error {
 	if err := tx.deletePeriodicLaunch(namespace, jobID); err != nil { // periodic.go
 		return err
 	}
+	if err := deleteJobVersions(tx.txn, tx.index, namespace, jobID); err != nil { // job_versions.go
+		return err
+	}
+	if err := tx.deleteJobDeployments(namespace, jobID); err != nil { // deployments.go
+		return err
+	}
 	if err := queueJobChanged(tx.txn, existing, nil); err != nil { // queue_usage.go
 		return err
 	}
@@ -212,6 +218,9 @@ func (tx *Txn) UpdateAllocsFromClient(allocs []*structs.Allocation) error {
 		a.ModifyIndex = tx.index
 		if err := tx.txn.Insert(TableAllocs, a); err != nil {
 			return fmt.Errorf("update alloc %q: %w", a.ID, err)
+		}
+		if err := tx.countDeploymentHealth(existing, a); err != nil { // deployments.go
+			return err
 		}
 		if err := tx.updateUsage(existing, a); err != nil {
 			return err

@@ -179,11 +179,15 @@ var _ plan.Raft = commit{}
 // Apply implements plan.Raft.
 func (c commit) Apply(t structs.MessageType, msg any) (uint64, error) {
 	req, ok := msg.(*structs.ApplyPlanResultsRequest)
-	if (t != structs.ApplyPlanResultsRequestType && t != structs.ApplyPlanResultsJobOnceRequestType) || !ok {
+	if (t != structs.ApplyPlanResultsRequestType && t != structs.ApplyPlanResultsJobOnceRequestType &&
+		t != structs.ApplyPlanResultsDeploymentRequestType) || !ok {
 		return 0, fmt.Errorf("schedtest: cannot commit message type %d (%T)", t, msg)
 	}
 	index := c.h.NextIndex()
 	err := c.h.State.Write(index, func(tx *state.Txn) error {
+		if err := tx.ApplyPlanDeployments(req); err != nil {
+			return err
+		}
 		if err := tx.UpsertPlanAllocs(req); err != nil {
 			return err
 		}
