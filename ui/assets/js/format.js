@@ -189,3 +189,8 @@ export function sortBy(items, key, desc = false) {
   });
   return keyed.map((e) => e.it);
 }
+
+/** attrText renders Nomad's {IntVal, FloatVal, StringVal, BoolVal, Unit} (sizes in MiB). */
+export const attrText = (v) => v?.Unit === 'MiB' && v.IntVal >= 1024 ? `${Math.round(v.IntVal / 10.24) / 100} GiB`
+  : v && typeof v === 'object' ? `${v.StringVal ?? v.BoolVal ?? v.IntVal ?? v.FloatVal}${v.Unit ? ' ' + v.Unit : ''}` : v;
+export const attrStrings = (m) => Object.fromEntries(Object.entries(m || {}).map(([k, v]) => [k, attrText(v)]));
