@@ -285,12 +285,12 @@ func TestParseJSONErrors(t *testing.T) {
 		{
 			name: "unknown field",
 			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Migrate\": {\"MaxParallel\": 1}}]\n}",
-			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0] has no field "Migrate" in Drover (unknown, or not supported yet).`,
+			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0]: Nomad's field "Migrate" is not supported by Drover yet; remove it or leave it empty.`,
 		},
 		{
 			name: "unknown wrapper field",
 			src:  "{\"Job\": {\"ID\": \"x\"}, \"PolicyOverride\": true}",
-			want: `job.json:1,22: Unsupported field; the request has no field "PolicyOverride" in Drover (unknown, or not supported yet).`,
+			want: `job.json:1,22: Unsupported field; the request: Nomad's field "PolicyOverride" is not supported by Drover yet; remove it or leave it empty.`,
 		},
 		{
 			name: "wrong type",

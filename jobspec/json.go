@@ -13,9 +13,7 @@ import (
 )
 
 // jobWrapper is the register request shape {"Job": {...}}.
-type jobWrapper struct {
-	Job *structs.Job
-}
+type jobWrapper = JobRegisterBody
 
 // parseJSON decodes a job in Nomad's API JSON shape, bare or wrapped in
 // {"Job": ...}. Fields Drover does not know are errors unless they hold

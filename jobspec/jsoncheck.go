@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // jsonChecker walks the JSON tokens alongside the Go types they decode
@@ -36,9 +38,9 @@ func (c *jsonChecker) check(target any) error {
 	if start >= len(c.src) || c.src[start] != '{' {
 		return Errors{c.errorAt(start, "Invalid JSON job", "A JSON job file must hold one object: {\"Job\": {...}} or the job itself.")}
 	}
-	path := "Job"
-	if _, wrapped := target.(*jobWrapper); wrapped {
-		path = ""
+	path := ""
+	if _, bare := target.(*structs.Job); bare {
+		path = "Job"
 	}
 	if err := c.value(typeOf(target), path); err != nil {
 		return c.decodeError(err)
@@ -178,14 +180,21 @@ func (c *jsonChecker) object(t reflect.Type, path string) error {
 		if err := c.dec.Decode(&v); err != nil {
 			return err
 		}
-		if !isEmptyJSON(v) {
-			where := path
-			if where == "" {
-				where = "the request"
-			}
-			c.errs = append(c.errs, c.errorAt(keyStart, "Unsupported field",
-				fmt.Sprintf("%s has no field %q in Drover (unknown, or not supported yet).", where, key)))
+		nomad, ok := nomadFieldVerdict(t, key, v)
+		if ok {
+			continue
 		}
+		where := path
+		if where == "" {
+			where = "the request"
+		}
+		if nomad {
+			c.errs = append(c.errs, c.errorAt(keyStart, "Unsupported field",
+				fmt.Sprintf("%s: Nomad's field %q is not supported by Drover yet; remove it or leave it empty.", where, key)))
+			continue
+		}
+		c.errs = append(c.errs, c.errorAt(keyStart, "Unknown field",
+			fmt.Sprintf("%s has no field %q (neither Drover's nor Nomad's).", where, key)))
 	}
 	_, err := c.dec.Token() // '}'
 	return err
