@@ -44,6 +44,7 @@ func (s *Server) setupRPC() error {
 		"ACL":       &aclEndpoint{srv: s},
 		"Keyring":   &keyringEndpoint{srv: s},
 		"System":    &systemEndpoint{srv: s},
+		"Search":    &searchEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {
