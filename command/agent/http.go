@@ -221,7 +221,7 @@ func (h *httpAPI) routes() {
 	h.keyringRoutes(m)
 	h.systemRoutes(m)
 	h.metricsRoutes(m)
-	h.eventRoutes(m) // http_events.go
+	h.eventRoutes(m)  // http_events.go
 	h.searchRoutes(m) // http_search.go
 	h.monitorRoutes(m)
 	h.pprofRoutes(m)
