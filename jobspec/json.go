@@ -39,6 +39,9 @@ func parseJSON(filename string, src []byte) (*structs.Job, hcl.Pos, error) {
 			return nil, pos, Errors{chk.errorAt(chk.jobOffset, "Missing job", `The "Job" field must hold a job object.`)}
 		}
 	}
+	if err := chk.checkGroupCopies(job); err != nil {
+		return nil, pos, err
+	}
 	if err := checkNoNulls(job); err != nil {
 		return nil, pos, Errors{chk.errorAt(chk.jobOffset, "Invalid job", err.Error())}
 	}

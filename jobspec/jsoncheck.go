@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -27,6 +28,9 @@ type jsonChecker struct {
 	// value (just past a scalar, or just past the '{' or '[' that opens a
 	// composite) to where the value starts.
 	valueStart map[int]int
+	// groupCopies are task members to compare with their group's once
+	// the job is decoded (checkGroupCopies).
+	groupCopies []groupCopy
 }
 
 func (c *jsonChecker) check(target any) error {
@@ -180,15 +184,21 @@ func (c *jsonChecker) object(t reflect.Type, path string) error {
 		if err := c.dec.Decode(&v); err != nil {
 			return err
 		}
-		nomad, ok := nomadFieldVerdict(t, key, v)
-		if ok {
-			continue
-		}
 		where := path
 		if where == "" {
 			where = "the request"
 		}
-		if nomad {
+		switch nomadFieldVerdict(t, key, v) {
+		case verdictOK:
+			continue
+		case verdictSameAsGroup:
+			gc := groupCopy{offset: keyStart, path: where, key: key, value: v, group: -1}
+			if m := groupIndex.FindAllStringSubmatch(path, -1); len(m) > 0 {
+				gc.group, _ = strconv.Atoi(m[len(m)-1][1])
+			}
+			c.groupCopies = append(c.groupCopies, gc)
+			continue
+		case verdictUnsupported:
 			c.errs = append(c.errs, c.errorAt(keyStart, "Unsupported field",
 				fmt.Sprintf("%s: Nomad's field %q is not supported by Drover yet; remove it or leave it empty.", where, key)))
 			continue

@@ -2,7 +2,9 @@ package jobspec
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/droverhq/drover/structs"
@@ -38,7 +40,9 @@ type nomadField struct {
 // deleting its line here (TestNomadFieldsTableComplete says which).
 //
 // def "*" marks what a server writes and a client may send back (the
-// output of `nomad job inspect`): ignored whatever it holds.
+// output of `nomad job inspect`): ignored whatever it holds. def
+// sameAsGroup marks a task field that Nomad's client copies from the
+// task's group (Task.Canonicalize): accepted when it equals the group's.
 var nomadOnlyFields = map[string][]nomadField{
 	"JobRegisterBody": {
 		{"Submission", "*"}, // the source of the job file; Drover keeps none
@@ -66,7 +70,7 @@ var nomadOnlyFields = map[string][]nomadField{
 	"Task": {
 		{"Actions", ""}, {"Artifacts", ""}, {"CSIPluginConfig", ""}, {"Consul", ""}, {"DispatchPayload", ""},
 		{"Identities", ""}, {"Identity", ""}, {"Kind", ""}, {"Leader", ""}, {"Lifecycle", ""},
-		{"RestartPolicy", ""}, {"ScalingPolicies", ""}, {"Schedule", ""}, {"Secrets", ""}, {"Services", ""},
+		{"RestartPolicy", sameAsGroup}, {"ScalingPolicies", ""}, {"Schedule", ""}, {"Secrets", ""}, {"Services", ""},
 		{"ShutdownDelay", ""}, {"Templates", ""}, {"Vault", ""}, {"VolumeMounts", ""},
 	},
 	"Resources": {
@@ -79,20 +83,109 @@ var nomadOnlyFields = map[string][]nomadField{
 	"Port":            {{"IgnoreCollision", ""}},
 }
 
-// nomadFieldVerdict says what a member that t (a Drover struct) has no
-// field for means: nomad reports a Nomad field, ok whether its value v
-// changes nothing.
-func nomadFieldVerdict(t reflect.Type, key string, v any) (nomad, ok bool) {
+// sameAsGroup is the def of a task field accepted when it equals its
+// group's field of the same name.
+const sameAsGroup = "=group"
+
+// verdict is what the checker makes of a member its struct lacks.
+type verdict int
+
+const (
+	verdictUnknown     verdict = iota // neither Drover's nor Nomad's
+	verdictUnsupported                // Nomad's, holding a value Drover cannot honour
+	verdictOK                         // Nomad's, empty or at its default
+	verdictSameAsGroup                // Nomad's, accepted if it equals the group's
+)
+
+// nomadFieldVerdict says what member key, holding v, of t (a Drover
+// struct that has no field for it) means.
+func nomadFieldVerdict(t reflect.Type, key string, v any) verdict {
 	if t == nil || t.Kind() != reflect.Struct {
-		return false, isEmptyJSON(v)
+		return verdictOK
 	}
 	for _, f := range nomadOnlyFields[t.Name()] {
-		if !strings.EqualFold(f.name, key) {
+		switch {
+		case !strings.EqualFold(f.name, key):
+			continue
+		case f.def == "*" || isEmptyJSON(v) || equalsDefault(v, f.def):
+			return verdictOK
+		case f.def == sameAsGroup:
+			return verdictSameAsGroup
+		}
+		return verdictUnsupported
+	}
+	return verdictUnknown
+}
+
+// groupCopy is a task member to compare with its group's once the job
+// is decoded.
+type groupCopy struct {
+	offset    int
+	path, key string
+	group     int
+	value     any
+}
+
+var groupIndex = regexp.MustCompile(`TaskGroups\[(\d+)\]`)
+
+// checkGroupCopies refuses each recorded task member that differs from
+// its group's field of the same name (or, for a group without one, the
+// default for the job's type).
+func (c *jsonChecker) checkGroupCopies(job *structs.Job) error {
+	var errs Errors
+	for _, gc := range c.groupCopies {
+		if job == nil || gc.group < 0 || gc.group >= len(job.TaskGroups) || job.TaskGroups[gc.group] == nil {
 			continue
 		}
-		return true, f.def == "*" || isEmptyJSON(v) || equalsDefault(v, f.def)
+		want := reflect.ValueOf(job.TaskGroups[gc.group]).Elem().FieldByName(gc.key)
+		var def any
+		if want.IsValid() && !want.IsNil() {
+			def = want.Interface()
+		} else if gc.key == "RestartPolicy" {
+			def = structs.DefaultRestartPolicy(job.Type)
+		}
+		if !sameFields(gc.value, def) {
+			errs = append(errs, c.errorAt(gc.offset, "Unsupported field", fmt.Sprintf(
+				"%s: Nomad's field %q differs from the group's, and Drover applies the group's only; set it on the group.", gc.path, gc.key)))
+		}
 	}
-	return false, false
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// sameFields reports whether every field of want (a Drover struct) has
+// the same value in got (decoded JSON), and got's other members are
+// empty.
+func sameFields(got, want any) bool {
+	b, err := json.Marshal(want)
+	if err != nil {
+		return false
+	}
+	var w map[string]any
+	gotMap, ok := got.(map[string]any)
+	if json.Unmarshal(b, &w) != nil || !ok {
+		return false
+	}
+	for k, gv := range gotMap {
+		wv, known := w[k]
+		if !known {
+			if !isEmptyJSON(gv) {
+				return false
+			}
+			continue
+		}
+		if !equalsDefault(gv, string(mustJSON(wv))) {
+			return false
+		}
+	}
+	return true
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // equalsDefault reports whether v (decoded with UseNumber) equals the
@@ -124,5 +217,14 @@ func DecodeJSONBody(src []byte, out any) error {
 	if err := json.Unmarshal(src, out); err != nil {
 		return chk.decodeError(err)
 	}
-	return nil
+	var job *structs.Job
+	switch b := out.(type) {
+	case *JobRegisterBody:
+		job = b.Job
+	case *JobPlanBody:
+		job = b.Job
+	case *structs.Job:
+		job = b
+	}
+	return chk.checkGroupCopies(job)
 }

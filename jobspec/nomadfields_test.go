@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"sort"
@@ -105,5 +106,69 @@ func jsonName(f reflect.StructField) string {
 	}
 	return f.Name
 }
+
+// nomadRegisterJSON is what Nomad's client sends to register job:
+// Canonicalize fills in Nomad's defaults and nulls for the rest.
+func nomadRegisterJSON(t *testing.T, job *nomad.Job, edit func(*nomad.Job)) string {
+	t.Helper()
+	task := nomad.NewTask("t", "raw_exec").SetConfig("command", "/bin/true")
+	job.AddTaskGroup(nomad.NewTaskGroup("g", 1).AddTask(task))
+	job.Canonicalize()
+	if edit != nil {
+		edit(job)
+	}
+	b, err := json.Marshal(&nomad.JobRegisterRequest{Job: job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestDecodeJSONBody_NomadClient: the official client's whole register
+// payload decodes; a Nomad field Drover lacks, set, and a name that is
+// nobody's field are refused naming them.
+func TestDecodeJSONBody_NomadClient(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantErr string
+	}{
+		{"service job", nomadRegisterJSON(t, nomad.NewServiceJob("svc", "svc", "global", 50), nil), ""},
+		{"batch job", nomadRegisterJSON(t, nomad.NewBatchJob("b", "b", "global", 50), nil), ""},
+		{"group restart copied into the task", nomadRegisterJSON(t, nomad.NewBatchJob("b", "b", "global", 50), func(j *nomad.Job) {
+			j.TaskGroups[0].RestartPolicy.Attempts = ptr(7)
+			j.TaskGroups[0].Tasks[0].RestartPolicy.Attempts = ptr(7)
+		}), ""},
+		{"task restart of its own", nomadRegisterJSON(t, nomad.NewBatchJob("b", "b", "global", 50), func(j *nomad.Job) {
+			rp := *j.TaskGroups[0].Tasks[0].RestartPolicy
+			rp.Attempts = ptr(9)
+			j.TaskGroups[0].Tasks[0].RestartPolicy = &rp
+		}), `Nomad's field "RestartPolicy" differs from the group's`},
+		{"periodic", nomadRegisterJSON(t, nomad.NewBatchJob("p", "p", "global", 50), func(j *nomad.Job) {
+			j.Periodic = &nomad.PeriodicConfig{Spec: ptr("*/5 * * * *")}
+		}), `Job: Nomad's field "Periodic" is not supported by Drover yet`},
+		{"ephemeral disk not at the default", nomadRegisterJSON(t, nomad.NewServiceJob("s", "s", "global", 50), func(j *nomad.Job) {
+			j.TaskGroups[0].EphemeralDisk.SizeMB = ptr(1000)
+		}), `Nomad's field "EphemeralDisk" is not supported`},
+		{"typo", strings.Replace(nomadRegisterJSON(t, nomad.NewServiceJob("s", "s", "global", 50), nil), `"Priority":`, `"Priorty":0,"Priority":`, 1),
+			`Job has no field "Priorty" (neither Drover's nor Nomad's)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body JobRegisterBody
+			err := DecodeJSONBody([]byte(tt.body), &body)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("got %v, want it accepted", err)
+			case tt.wantErr == "" && (body.Job == nil || len(body.Job.TaskGroups) != 1):
+				t.Fatalf("got %+v, want the job", body.Job)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("got %v, want an error with %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 var _ = structs.Job{}

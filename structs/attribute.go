@@ -12,11 +12,13 @@ import (
 // group's attributes on the HTTP API (Nomad's api.Attribute). Drover
 // keeps attributes as strings ("80 GiB") inside; this is only how they
 // travel as JSON, so that Nomad's client decodes a node.
+//
+// Its JSON names are Nomad's: "Float", "Int", "String", "Bool", "Unit".
 type Attribute struct {
-	FloatVal  *float64 `json:",omitempty"`
-	IntVal    *int64   `json:",omitempty"`
-	StringVal *string  `json:",omitempty"`
-	BoolVal   *bool    `json:",omitempty"`
+	FloatVal  *float64 `json:"Float,omitempty"`
+	IntVal    *int64   `json:"Int,omitempty"`
+	StringVal *string  `json:"String,omitempty"`
+	BoolVal   *bool    `json:"Bool,omitempty"`
 	Unit      string   `json:",omitempty"`
 }
 

@@ -10,16 +10,16 @@ func TestAttributeOf(t *testing.T) {
 	tests := []struct {
 		in, wantJSON, wantString string
 	}{
-		{"80 GiB", `{"IntVal":81920,"Unit":"MiB"}`, "80 GiB"},
-		{"40960 MiB", `{"IntVal":40960,"Unit":"MiB"}`, "40 GiB"},
-		{"700 W", `{"IntVal":700,"Unit":"W"}`, "700 W"},
-		{"1.5 GHz", `{"FloatVal":1.5,"Unit":"GHz"}`, "1.5 GHz"},
-		{"true", `{"BoolVal":true}`, "true"},
-		{"3", `{"IntVal":3}`, "3"},
-		{"9.0", `{"StringVal":"9.0"}`, "9.0"},
-		{"550.54.15", `{"StringVal":"550.54.15"}`, "550.54.15"},
-		{"hopper", `{"StringVal":"hopper"}`, "hopper"},
-		{"12 parsecs", `{"StringVal":"12 parsecs"}`, "12 parsecs"},
+		{"80 GiB", `{"Int":81920,"Unit":"MiB"}`, "80 GiB"},
+		{"40960 MiB", `{"Int":40960,"Unit":"MiB"}`, "40 GiB"},
+		{"700 W", `{"Int":700,"Unit":"W"}`, "700 W"},
+		{"1.5 GHz", `{"Float":1.5,"Unit":"GHz"}`, "1.5 GHz"},
+		{"true", `{"Bool":true}`, "true"},
+		{"3", `{"Int":3}`, "3"},
+		{"9.0", `{"String":"9.0"}`, "9.0"},
+		{"550.54.15", `{"String":"550.54.15"}`, "550.54.15"},
+		{"hopper", `{"String":"hopper"}`, "hopper"},
+		{"12 parsecs", `{"String":"12 parsecs"}`, "12 parsecs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestNodeDeviceResourceJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"memory":{"IntVal":81920,"Unit":"MiB"}`) || !strings.Contains(string(b), `"numa_node":"0"`) {
+	if !strings.Contains(string(b), `"memory":{"Int":81920,"Unit":"MiB"}`) || !strings.Contains(string(b), `"numa_node":"0"`) {
 		t.Fatalf("got %s, want typed group attributes and string instance ones", b)
 	}
 	var back NodeResources
