@@ -559,7 +559,6 @@ func callJobsDeregister(t *testing.T, p *parity) {
 	}
 }
 
-
 // needAlloc skips a call that needs the allocation Jobs.Allocations found.
 func (p *parity) needAlloc(t *testing.T) {
 	if len(p.allocs) == 0 {
