@@ -61,6 +61,13 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"job status":   func() (cli.Command, error) { return &JobStatusCommand{Meta: m}, nil },
 		"job stop":     func() (cli.Command, error) { return &JobStopCommand{Meta: m}, nil },
 		"job validate": func() (cli.Command, error) { return &JobValidateCommand{Meta: m}, nil },
+		"job allocs":   func() (cli.Command, error) { return &JobAllocsCommand{Meta: m}, nil },
+		"job scale":    func() (cli.Command, error) { return &JobScaleCommand{Meta: m}, nil },
+		"eval": func() (cli.Command, error) {
+			return &groupCommand{name: "eval", synopsis: "List and inspect evaluations"}, nil
+		},
+		"eval list":   func() (cli.Command, error) { return &EvalListCommand{Meta: m}, nil },
+		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m}, nil },
 		"event": func() (cli.Command, error) {
 			return &groupCommand{name: "event", synopsis: "Stream the cluster's events"}, nil
 		},
