@@ -24,15 +24,19 @@ func Main(args []string) int {
 // Run runs the CLI with args (program name excluded) and returns the exit
 // code. Help and usage go through m.Ui.
 func Run(args []string, m Meta) int {
+	if install, uninstall := autocompleteRequest(args); install || uninstall {
+		return runAutocompleteInstall(m, uninstall) // autocomplete.go
+	}
 	helpOut, errOut := &lineWriter{emit: m.Ui.Output}, &lineWriter{emit: m.Ui.Error}
 	c := &cli.CLI{
-		Name:        "drover",
-		Version:     versionString(),
-		Args:        guardExecArgs(args),
-		Commands:    Commands(m),
-		HelpFunc:    cli.BasicHelpFunc("drover"),
-		HelpWriter:  helpOut,
-		ErrorWriter: errOut,
+		Name:         "drover",
+		Version:      versionString(),
+		Args:         guardExecArgs(args),
+		Commands:     Commands(m),
+		HelpFunc:     cli.BasicHelpFunc("drover"),
+		HelpWriter:   helpOut,
+		ErrorWriter:  errOut,
+		Autocomplete: true,
 	}
 	code, err := c.Run()
 	helpOut.flush()
