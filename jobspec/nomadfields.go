@@ -59,6 +59,8 @@ var nomadOnlyFields = map[string][]nomadField{
 		{"DispatchIdempotencyToken", ""}, {"Reschedule", ""}, {"Migrate", ""}, {"UI", ""},
 		{"ParentID", ""}, {"Dispatched", ""},
 		{"Stable", "*"}, {"VersionTag", "*"}, {"NomadTokenID", "*"},
+		// Sent by Nomad clients before 1.9, gone from its api since.
+		{"ConsulToken", ""}, {"VaultToken", ""},
 	},
 	"TaskGroup": {
 		{"Consul", ""}, {"Disconnect", ""}, {"MaxClientDisconnect", ""}, {"MaxRunDuration", ""},
