@@ -65,6 +65,7 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Evaluations.Allocations", callEvaluationsAllocations},
 		{"Agent.Self", callAgentSelf},
 		{"Agent.Members", callAgentMembers},
+		{"Agent.Servers", callAgentServers},
 		{"Status.Leader", callStatusLeader},
 		{"Status.Peers", callStatusPeers},
 		{"Regions.List", callRegionsList},
@@ -362,6 +363,20 @@ func callAgentMembers(t *testing.T, p *parity) {
 	}
 	if len(m.Members) != 1 || !strings.HasPrefix(m.Members[0].Name, "node-parity") || m.Members[0].Status != "alive" || m.ServerRegion != "global" {
 		t.Errorf("got %+v, want node-parity alive", m)
+	}
+}
+
+func callAgentServers(t *testing.T, p *parity) {
+	servers, err := p.c.Agent().Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader, err := p.c.Status().Leader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(servers, []string{leader}) {
+		t.Errorf("got %v, want the one server %s", servers, leader)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -397,7 +398,7 @@ func (a *Agent) Self() map[string]any {
 		"agent": {"server": strconv.FormatBool(a.server != nil), "client": strconv.FormatBool(a.client != nil)},
 	}
 	if a.client != nil {
-		stats["client"] = map[string]string{"node_id": a.client.NodeID()}
+		stats["client"] = map[string]string{"node_id": a.client.NodeID(), "known_servers": strings.Join(a.client.Servers(), ",")}
 	}
 	if a.server != nil {
 		stats["nomad"] = map[string]string{

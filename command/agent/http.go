@@ -209,6 +209,7 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/status/leader", h.wrap(h.statusLeader))
 	m.HandleFunc("GET /v1/status/peers", h.wrap(h.statusPeers))
 	m.HandleFunc("GET /v1/agent/self", h.wrap(h.agentSelf))
+	m.HandleFunc("GET /v1/agent/servers", h.wrap(h.agentServers))
 	m.HandleFunc("GET /v1/regions", h.wrap(h.regions))
 	m.HandleFunc("/v1/", h.unknownRoute)
 	h.clientOpsRoutes(m)
