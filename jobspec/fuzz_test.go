@@ -28,6 +28,8 @@ func FuzzParse(f *testing.F) {
 		inTask(`config { args = ` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + ` }`),
 		inTask(`config { args = "` + strings.Repeat("${", 70) + `x` + strings.Repeat("}", 70) + `" }`),
 		`{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [{"Resources": {"Devices": [{"Count": 9223372036854775808}]}}]}]}}`,
+		`{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "RestartPolicy": null, "Tasks": [{"Name": "t", "restartpolicy": {"Attempts": 2, "X": [1]}}]}]}}`,
+		`{"Job": {"ID": "x", "Periodic": {"Spec": "* * * * *"}, "TaskGroups": [{"EphemeralDisk": {"SizeMB": 300, "Sticky": false, "Migrate": false}}]}, "Submission": {"Source": "x"}}`,
 	} {
 		f.Add(src)
 	}

@@ -139,11 +139,11 @@ func (c *jsonChecker) checkGroupCopies(job *structs.Job) error {
 		if job == nil || gc.group < 0 || gc.group >= len(job.TaskGroups) || job.TaskGroups[gc.group] == nil {
 			continue
 		}
-		want := reflect.ValueOf(job.TaskGroups[gc.group]).Elem().FieldByName(gc.key)
+		want := reflect.ValueOf(job.TaskGroups[gc.group]).Elem().FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, gc.key) })
 		var def any
-		if want.IsValid() && !want.IsNil() {
+		if want.IsValid() && want.Kind() == reflect.Pointer && !want.IsNil() {
 			def = want.Interface()
-		} else if gc.key == "RestartPolicy" {
+		} else if strings.EqualFold(gc.key, "RestartPolicy") {
 			def = structs.DefaultRestartPolicy(job.Type)
 		}
 		if !sameFields(gc.value, def) {
