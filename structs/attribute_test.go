@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAttributeOf(t *testing.T) {
@@ -70,5 +71,27 @@ func TestNodeDeviceResourceJSON(t *testing.T) {
 	var mp NodeDeviceResource
 	if err := Decode(buf[1:], &mp); err != nil || mp.Attributes[DeviceAttrMemory] != "80 GiB" {
 		t.Fatalf("msgpack: got %+v, %v", mp, err)
+	}
+}
+
+func TestACLTokenExpirationTTLJSON(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		err  bool
+	}{
+		{`{"Name": "a", "ExpirationTTL": "1h"}`, time.Hour, false},
+		{`{"Name": "a", "ExpirationTTL": ""}`, 0, false},
+		{`{"Name": "a", "ExpirationTTL": 60000000000}`, time.Minute, false},
+		{`{"Name": "a"}`, 0, false},
+		{`{"Name": "a", "ExpirationTTL": "soon"}`, 0, true},
+		{`{"Name": "a", "ExpirationTTL": true}`, 0, true},
+	}
+	for _, tt := range tests {
+		var tok ACLToken
+		err := json.Unmarshal([]byte(tt.in), &tok)
+		if (err != nil) != tt.err || tok.ExpirationTTL != tt.want || (!tt.err && tok.Name != "a") {
+			t.Errorf("%s: got %v, %+v; want %v, error %v", tt.in, err, tok, tt.want, tt.err)
+		}
 	}
 }
