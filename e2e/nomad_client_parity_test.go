@@ -81,6 +81,14 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Search.PrefixSearch", callSearchPrefix},
 		{"Search.FuzzySearch", callSearchFuzzy},
 		{"EventStream.Stream", callEventStream},
+		{"Jobs.ParseHCL", callJobsParseHCL},
+		{"Allocations.Stats (decodes; per-task usage not reported yet)", callAllocationsStats},
+		{"Nodes.Stats", callNodesStats},
+		{"AllocFS.List", callAllocFSList},
+		{"Allocations.Signal", callAllocationsSignal},
+		{"Allocations.Restart", callAllocationsRestart},
+		{"Operator.SchedulerSetConfiguration", callOperatorSchedulerSet},
+		{"System.GarbageCollect", callSystemGC},
 		{"Jobs.Deregister", callJobsDeregister},
 	}
 	passed := 0
@@ -558,6 +566,114 @@ func callEventStream(t *testing.T, p *parity) {
 				}
 			}
 		}
+	}
+}
+
+func callJobsParseHCL(t *testing.T, p *parity) {
+	job, err := p.c.Jobs().ParseHCL(`job "parsed" {
+  datacenters = ["dc1"]
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+      config { command = "/bin/true" }
+    }
+  }
+}`, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *job.ID != "parsed" || len(job.TaskGroups) != 1 || job.TaskGroups[0].Tasks[0].Driver != "raw_exec" {
+		t.Errorf("got %+v, want the parsed job", job)
+	}
+}
+
+// runningAlloc is the parity job's allocation in full, as the calls on a
+// live allocation take it.
+func (p *parity) runningAlloc(t *testing.T) *nomad.Allocation {
+	p.needAlloc(t)
+	alloc, _, err := p.c.Allocations().Info(p.allocs[0].ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return alloc
+}
+
+func callAllocationsStats(t *testing.T, p *parity) {
+	usage, err := p.c.Allocations().Stats(p.runningAlloc(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Drover's allocation stats are its GPUs' (Devices, which Nomad's
+	// type drops); per-task CPU and memory usage is not reported yet.
+	if usage.Timestamp == 0 {
+		t.Errorf("got %+v, want a timestamp", usage)
+	}
+}
+
+func callNodesStats(t *testing.T, p *parity) {
+	p.needAlloc(t)
+	stats, err := p.c.Nodes().Stats(p.allocs[0].NodeID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Memory == nil || stats.Memory.Total == 0 || len(stats.DeviceStats) == 0 {
+		t.Errorf("got %+v, want memory and the GPUs' stats", stats)
+	}
+}
+
+func callAllocFSList(t *testing.T, p *parity) {
+	files, _, err := p.c.AllocFS().List(p.runningAlloc(t), "/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(files, func(f *nomad.AllocFileInfo) bool { return f.Name == "sleeper" && f.IsDir }) {
+		t.Errorf("got %+v, want the sleeper task's directory", files)
+	}
+}
+
+func callAllocationsSignal(t *testing.T, p *parity) {
+	if err := p.c.Allocations().Signal(p.runningAlloc(t), nil, "sleeper", "SIGCONT"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func callAllocationsRestart(t *testing.T, p *parity) {
+	alloc := p.runningAlloc(t)
+	if err := p.c.Allocations().Restart(alloc, "sleeper", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "a restart event", func() bool {
+		a, _, err := p.c.Allocations().Info(alloc.ID, nil)
+		return err == nil && a.TaskStates["sleeper"] != nil && a.TaskStates["sleeper"].Restarts >= 1
+	})
+}
+
+func callOperatorSchedulerSet(t *testing.T, p *parity) {
+	cur, _, err := p.c.Operator().SchedulerGetConfiguration(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := *cur.SchedulerConfig
+	conf.PreemptionConfig.BatchSchedulerEnabled = true
+	resp, _, err := p.c.Operator().SchedulerSetConfiguration(&conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Updated {
+		t.Errorf("got %+v, want Updated", resp)
+	}
+	after, _, err := p.c.Operator().SchedulerGetConfiguration(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.SchedulerConfig.PreemptionConfig.BatchSchedulerEnabled {
+		t.Errorf("got %+v, want batch preemption on", after.SchedulerConfig.PreemptionConfig)
+	}
+}
+
+func callSystemGC(t *testing.T, p *parity) {
+	if err := p.c.System().GarbageCollect(); err != nil {
+		t.Fatal(err)
 	}
 }
 
