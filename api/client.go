@@ -78,8 +78,8 @@ type TLSConfig struct {
 func DefaultConfig() *Config {
 	cfg := &Config{
 		Address:   env(EnvAddress),
-		Region:    os.Getenv(EnvRegion),
-		Namespace: os.Getenv(EnvNamespace),
+		Region:    env(EnvRegion),
+		Namespace: env(EnvNamespace),
 		SecretID:  env(EnvToken),
 		TLSConfig: &TLSConfig{
 			CACert:        env(EnvCACert),

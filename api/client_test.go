@@ -439,3 +439,30 @@ func TestBlockingQueryCancelled(t *testing.T) {
 		t.Fatal("blocking query did not return after cancel")
 	}
 }
+
+// TestDefaultConfig_NomadEnvFallbacks: each NOMAD_ variable is read when
+// its DROVER_ twin is unset, and the DROVER_ one wins.
+func TestDefaultConfig_NomadEnvFallbacks(t *testing.T) {
+	for _, name := range []string{EnvAddress, EnvRegion, EnvNamespace, EnvCACert, EnvClientCert, EnvClientKey, EnvTLSServerName, EnvSkipVerify, EnvToken} {
+		t.Setenv(name, "")
+	}
+	t.Setenv("NOMAD_ADDR", "http://nomad:4646")
+	t.Setenv("NOMAD_REGION", "eu")
+	t.Setenv("NOMAD_NAMESPACE", "team")
+	t.Setenv("NOMAD_TOKEN", "tok")
+	t.Setenv("NOMAD_CACERT", "/ca.pem")
+	t.Setenv("NOMAD_CLIENT_CERT", "/c.pem")
+	t.Setenv("NOMAD_CLIENT_KEY", "/k.pem")
+	t.Setenv("NOMAD_TLS_SERVER_NAME", "server.global.nomad")
+	t.Setenv("NOMAD_SKIP_VERIFY", "true")
+	cfg := DefaultConfig()
+	want := TLSConfig{CACert: "/ca.pem", ClientCert: "/c.pem", ClientKey: "/k.pem", TLSServerName: "server.global.nomad", Insecure: true}
+	if cfg.Address != "http://nomad:4646" || cfg.Region != "eu" || cfg.Namespace != "team" || cfg.SecretID != "tok" || *cfg.TLSConfig != want {
+		t.Errorf("NOMAD_ only: got %+v %+v", cfg, cfg.TLSConfig)
+	}
+	t.Setenv(EnvRegion, "us")
+	t.Setenv(EnvNamespace, "ours")
+	if cfg := DefaultConfig(); cfg.Region != "us" || cfg.Namespace != "ours" {
+		t.Errorf("DROVER_ set: got region %q namespace %q, want us and ours", cfg.Region, cfg.Namespace)
+	}
+}

@@ -37,7 +37,9 @@ func (c *Client) Agent() *Agent { return &Agent{c: c} }
 type AgentSelf struct {
 	Config map[string]any `json:"config"`
 	Member map[string]any `json:"member"`
-	Stats  map[string]any `json:"stats"`
+	// Stats is Nomad's shape: "agent" (server, client), "nomad" (the
+	// server's leader, leader_addr), "client" (node_id); values are strings.
+	Stats map[string]map[string]string `json:"stats"`
 }
 
 // Self returns the configuration and status of the agent the client talks

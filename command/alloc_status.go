@@ -33,9 +33,9 @@ Status Options:
 }
 
 func (c *AllocStatusCommand) Run(args []string) int {
-	var asJSON, verbose bool
+	var verbose bool
 	fs := c.flagSet("alloc status")
-	fs.BoolVar(&asJSON, "json", false, "")
+	out := addOutputFlags(fs)
 	fs.BoolVar(&verbose, "verbose", false, "")
 	args, ok := c.parse(fs, args)
 	if !ok {
@@ -55,8 +55,8 @@ func (c *AllocStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error reading allocation %q: %s", args[0], err))
 		return 1
 	}
-	if asJSON {
-		return c.outputJSON(alloc)
+	if out.set() {
+		return c.outputFormatted(out, alloc)
 	}
 	c.Ui.Output(formatAlloc(c.now(), alloc, verbose))
 	return 0

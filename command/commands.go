@@ -24,15 +24,19 @@ func Main(args []string) int {
 // Run runs the CLI with args (program name excluded) and returns the exit
 // code. Help and usage go through m.Ui.
 func Run(args []string, m Meta) int {
+	if install, uninstall := autocompleteRequest(args); install || uninstall {
+		return runAutocompleteInstall(m, uninstall) // autocomplete.go
+	}
 	helpOut, errOut := &lineWriter{emit: m.Ui.Output}, &lineWriter{emit: m.Ui.Error}
 	c := &cli.CLI{
-		Name:        "drover",
-		Version:     versionString(),
-		Args:        guardExecArgs(args),
-		Commands:    Commands(m),
-		HelpFunc:    cli.BasicHelpFunc("drover"),
-		HelpWriter:  helpOut,
-		ErrorWriter: errOut,
+		Name:         "drover",
+		Version:      versionString(),
+		Args:         guardExecArgs(args),
+		Commands:     Commands(m),
+		HelpFunc:     cli.BasicHelpFunc("drover"),
+		HelpWriter:   helpOut,
+		ErrorWriter:  errOut,
+		Autocomplete: true,
 	}
 	code, err := c.Run()
 	helpOut.flush()
@@ -78,6 +82,13 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"deployment fail":    func() (cli.Command, error) { return deploymentCommands(m)["fail"](), nil },
 		"deployment pause":   func() (cli.Command, error) { return deploymentCommands(m)["pause"](), nil },
 		"deployment resume":  func() (cli.Command, error) { return deploymentCommands(m)["resume"](), nil },
+		"job allocs":         func() (cli.Command, error) { return &JobAllocsCommand{Meta: m}, nil },
+		"job scale":          func() (cli.Command, error) { return &JobScaleCommand{Meta: m}, nil },
+		"eval": func() (cli.Command, error) {
+			return &groupCommand{name: "eval", synopsis: "List and inspect evaluations"}, nil
+		},
+		"eval list":   func() (cli.Command, error) { return &EvalListCommand{Meta: m}, nil },
+		"eval status": func() (cli.Command, error) { return &EvalStatusCommand{Meta: m}, nil },
 		"event": func() (cli.Command, error) {
 			return &groupCommand{name: "event", synopsis: "Stream the cluster's events"}, nil
 		},

@@ -28,8 +28,11 @@ Usage: drover job status [options] [<job>]
   GPUs, say), and its allocations with the GPUs they hold.`, `
 Status Options:
 
-  -json
-    Print the result as JSON.
+  -all-allocs
+    Also list allocations of earlier instances of the job (a job of the
+    same ID, since purged).
+
+`+outputOptionsHelp+`
 
   -verbose
     Print full IDs.`)
@@ -49,9 +52,10 @@ type jobStatus struct {
 }
 
 func (c *JobStatusCommand) Run(args []string) int {
-	var asJSON, verbose bool
+	var verbose, allAllocs bool
 	fs := c.flagSet("job status")
-	fs.BoolVar(&asJSON, "json", false, "")
+	fs.BoolVar(&allAllocs, "all-allocs", false, "")
+	out := addOutputFlags(fs)
 	fs.BoolVar(&verbose, "verbose", false, "")
 	args, ok := c.parse(fs, args)
 	if !ok {
@@ -72,8 +76,8 @@ func (c *JobStatusCommand) Run(args []string) int {
 			c.Ui.Error(fmt.Sprintf("Error listing jobs: %s", err))
 			return 1
 		}
-		if asJSON {
-			return c.outputJSON(jobs)
+		if out.set() {
+			return c.outputFormatted(out, jobs)
 		}
 		if len(jobs) == 0 {
 			c.Ui.Output("No running jobs")
@@ -91,8 +95,11 @@ func (c *JobStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error reading job %q: %s", stub.ID, err))
 		return 1
 	}
-	if asJSON {
-		return c.outputJSON(st)
+	if !allAllocs {
+		st.Allocations = currentInstance(st.Allocations, st.Job.CreateIndex)
+	}
+	if out.set() {
+		return c.outputFormatted(out, st)
 	}
 	c.Ui.Output(formatJobStatus(c.now(), st, verbose))
 	return 0

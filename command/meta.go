@@ -219,15 +219,16 @@ func (m *Meta) outputJSON(v any) int {
 const generalOptions = `General Options:
 
   -address=<addr>
-    The address of the Drover agent. Overrides DROVER_ADDR; the default is
-    http://127.0.0.1:4646.
+    The address of the Drover agent. Overrides DROVER_ADDR (or
+    NOMAD_ADDR); the default is http://127.0.0.1:4646.
 
   -namespace=<namespace>
-    The namespace to query. Overrides DROVER_NAMESPACE; the default is
-    "default".
+    The namespace to query. Overrides DROVER_NAMESPACE (or
+    NOMAD_NAMESPACE); the default is "default".
 
   -region=<region>
-    The region to send requests to. Overrides DROVER_REGION.
+    The region to send requests to. Overrides DROVER_REGION (or
+    NOMAD_REGION).
 
   -ca-cert=<path>
     The CA certificate (PEM) to verify the agent's HTTPS certificate with.
@@ -243,11 +244,12 @@ const generalOptions = `General Options:
 
   -tls-server-name=<name>
     The name the agent's certificate must carry, when it is not the
-    address's host. Overrides DROVER_TLS_SERVER_NAME.
+    address's host. Overrides DROVER_TLS_SERVER_NAME (or
+    NOMAD_TLS_SERVER_NAME).
 
   -tls-skip-verify
     Do not verify the agent's certificate (insecure). Overrides
-    DROVER_SKIP_VERIFY.
+    DROVER_SKIP_VERIFY (or NOMAD_SKIP_VERIFY).
 
   -token=<secret>
     The ACL token to send (X-Nomad-Token). Overrides DROVER_TOKEN (or

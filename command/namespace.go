@@ -96,9 +96,8 @@ List Options:
 }
 
 func (c *NamespaceListCommand) Run(args []string) int {
-	var asJSON bool
 	fs := c.flagSet("namespace list")
-	fs.BoolVar(&asJSON, "json", false, "")
+	out := addOutputFlags(fs)
 	args, ok := c.parse(fs, args)
 	if !ok {
 		return exitError
@@ -117,8 +116,8 @@ func (c *NamespaceListCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error listing namespaces: %s", err))
 		return exitError
 	}
-	if asJSON {
-		return c.outputJSON(nss)
+	if out.set() {
+		return c.outputFormatted(out, nss)
 	}
 	rows := make([][]string, 0, len(nss))
 	for _, ns := range nss {
@@ -149,9 +148,8 @@ Status Options:
 }
 
 func (c *NamespaceStatusCommand) Run(args []string) int {
-	var asJSON bool
 	fs := c.flagSet("namespace status")
-	fs.BoolVar(&asJSON, "json", false, "")
+	out := addOutputFlags(fs)
 	args, ok := c.parse(fs, args)
 	if !ok {
 		return exitError
@@ -170,8 +168,8 @@ func (c *NamespaceStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error reading namespace %q: %s", args[0], err))
 		return exitError
 	}
-	if asJSON {
-		return c.outputJSON(ns)
+	if out.set() {
+		return c.outputFormatted(out, ns)
 	}
 	c.Ui.Output(formatKV([]kv{{"Name", ns.Name}, {"Description", orNone(ns.Description)}, {"Quota", orNone(ns.Quota)}}))
 	if ns.Quota == "" {

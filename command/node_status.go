@@ -26,8 +26,7 @@ Usage: drover node status [options] [<node>]
   and which allocation holds it) and its allocations.`, `
 Status Options:
 
-  -json
-    Print the result as JSON.
+`+outputOptionsHelp+`
 
   -verbose
     Print full IDs and every attribute.`)
@@ -40,9 +39,9 @@ type nodeStatus struct {
 }
 
 func (c *NodeStatusCommand) Run(args []string) int {
-	var asJSON, verbose bool
+	var verbose bool
 	fs := c.flagSet("node status")
-	fs.BoolVar(&asJSON, "json", false, "")
+	out := addOutputFlags(fs)
 	fs.BoolVar(&verbose, "verbose", false, "")
 	args, ok := c.parse(fs, args)
 	if !ok {
@@ -63,8 +62,8 @@ func (c *NodeStatusCommand) Run(args []string) int {
 			c.Ui.Error(fmt.Sprintf("Error listing nodes: %s", err))
 			return 1
 		}
-		if asJSON {
-			return c.outputJSON(nodes)
+		if out.set() {
+			return c.outputFormatted(out, nodes)
 		}
 		if len(nodes) == 0 {
 			c.Ui.Output("No nodes registered")
@@ -83,8 +82,8 @@ func (c *NodeStatusCommand) Run(args []string) int {
 		c.Ui.Error(fmt.Sprintf("Error reading allocations of node %q: %s", node.ID, err))
 		return 1
 	}
-	if asJSON {
-		return c.outputJSON(nodeStatus{Node: node, Allocations: allocs})
+	if out.set() {
+		return c.outputFormatted(out, nodeStatus{Node: node, Allocations: allocs})
 	}
 	c.Ui.Output(formatNode(c.now(), node, allocs, verbose))
 	return 0

@@ -284,13 +284,13 @@ func TestParseJSONErrors(t *testing.T) {
 		},
 		{
 			name: "unknown field",
-			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Frobnicate\": {\"MaxParallel\": 1}}]\n}",
-			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0] has no field "Frobnicate" in Drover (unknown, or not supported yet).`,
+			src:  "{\n  \"ID\": \"x\",\n  \"TaskGroups\": [{\"Name\": \"g\", \"Consul\": {\"Namespace\": \"x\"}}]\n}",
+			want: `job.json:3,32: Unsupported field; Job.TaskGroups[0]: Nomad's field "Consul" is not supported by Drover yet; remove it or leave it empty.`,
 		},
 		{
 			name: "unknown wrapper field",
 			src:  "{\"Job\": {\"ID\": \"x\"}, \"PolicyOverride\": true}",
-			want: `job.json:1,22: Unsupported field; the request has no field "PolicyOverride" in Drover (unknown, or not supported yet).`,
+			want: `job.json:1,22: Unsupported field; the request: Nomad's field "PolicyOverride" is not supported by Drover yet; remove it or leave it empty.`,
 		},
 		{
 			name: "wrong type",

@@ -36,6 +36,8 @@ func FuzzParse(f *testing.F) {
 		varJob("", `templatefile("x", {})`),
 		varJob("", `"a${1e999999999}b"`),
 		varJob("", `tostring(1e-999999999)`),
+		`{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "RestartPolicy": null, "Tasks": [{"Name": "t", "restartpolicy": {"Attempts": 2, "X": [1]}}]}]}}`,
+		`{"Job": {"ID": "x", "Periodic": {"Spec": "* * * * *"}, "TaskGroups": [{"EphemeralDisk": {"SizeMB": 300, "Sticky": false, "Migrate": false}}]}, "Submission": {"Source": "x"}}`,
 	} {
 		f.Add(src)
 	}

@@ -13,9 +13,7 @@ import (
 )
 
 // jobWrapper is the register request shape {"Job": {...}}.
-type jobWrapper struct {
-	Job *structs.Job
-}
+type jobWrapper = JobRegisterBody
 
 // parseJSON decodes a job in Nomad's API JSON shape, bare or wrapped in
 // {"Job": ...}. Fields Drover does not know are errors unless they hold
@@ -40,6 +38,9 @@ func parseJSON(filename string, src []byte) (*structs.Job, hcl.Pos, error) {
 		if job = wrapper.Job; job == nil {
 			return nil, pos, Errors{chk.errorAt(chk.jobOffset, "Missing job", `The "Job" field must hold a job object.`)}
 		}
+	}
+	if err := chk.checkGroupCopies(job); err != nil {
+		return nil, pos, err
 	}
 	if err := checkNoNulls(job); err != nil {
 		return nil, pos, Errors{chk.errorAt(chk.jobOffset, "Invalid job", err.Error())}

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/droverhq/drover/structs"
 )
 
 // jsonChecker walks the JSON tokens alongside the Go types they decode
@@ -25,6 +28,9 @@ type jsonChecker struct {
 	// value (just past a scalar, or just past the '{' or '[' that opens a
 	// composite) to where the value starts.
 	valueStart map[int]int
+	// groupCopies are task members to compare with their group's once
+	// the job is decoded (checkGroupCopies).
+	groupCopies []groupCopy
 }
 
 func (c *jsonChecker) check(target any) error {
@@ -36,9 +42,9 @@ func (c *jsonChecker) check(target any) error {
 	if start >= len(c.src) || c.src[start] != '{' {
 		return Errors{c.errorAt(start, "Invalid JSON job", "A JSON job file must hold one object: {\"Job\": {...}} or the job itself.")}
 	}
-	path := "Job"
-	if _, wrapped := target.(*jobWrapper); wrapped {
-		path = ""
+	path := ""
+	if _, bare := target.(*structs.Job); bare {
+		path = "Job"
 	}
 	if err := c.value(typeOf(target), path); err != nil {
 		return c.decodeError(err)
@@ -178,14 +184,27 @@ func (c *jsonChecker) object(t reflect.Type, path string) error {
 		if err := c.dec.Decode(&v); err != nil {
 			return err
 		}
-		if !isEmptyJSON(v) {
-			where := path
-			if where == "" {
-				where = "the request"
-			}
-			c.errs = append(c.errs, c.errorAt(keyStart, "Unsupported field",
-				fmt.Sprintf("%s has no field %q in Drover (unknown, or not supported yet).", where, key)))
+		where := path
+		if where == "" {
+			where = "the request"
 		}
+		switch nomadFieldVerdict(t, key, v) {
+		case verdictOK:
+			continue
+		case verdictSameAsGroup:
+			gc := groupCopy{offset: keyStart, path: where, key: key, value: v, group: -1}
+			if m := groupIndex.FindAllStringSubmatch(path, -1); len(m) > 0 {
+				gc.group, _ = strconv.Atoi(m[len(m)-1][1])
+			}
+			c.groupCopies = append(c.groupCopies, gc)
+			continue
+		case verdictUnsupported:
+			c.errs = append(c.errs, c.errorAt(keyStart, "Unsupported field",
+				fmt.Sprintf("%s: Nomad's field %q is not supported by Drover yet; remove it or leave it empty.", where, key)))
+			continue
+		}
+		c.errs = append(c.errs, c.errorAt(keyStart, "Unknown field",
+			fmt.Sprintf("%s has no field %q (neither Drover's nor Nomad's).", where, key)))
 	}
 	_, err := c.dec.Token() // '}'
 	return err

@@ -121,7 +121,7 @@ func TestSpreadJSON(t *testing.T) {
 		{
 			name:    "unknown field",
 			spread:  `{"Attribute": "${node.datacenter}", "Targets": [1]}`,
-			wantErr: `job.json:1,114: Unsupported field; Job.TaskGroups[0].Spreads[0] has no field "Targets" in Drover (unknown, or not supported yet).`,
+			wantErr: `job.json:1,114: Unknown field; Job.TaskGroups[0].Spreads[0] has no field "Targets" (neither Drover's nor Nomad's).`,
 		},
 	}
 	for _, tt := range tests {

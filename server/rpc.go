@@ -51,6 +51,7 @@ func (s *Server) setupRPC() error {
 		"Variables":           &variablesEndpoint{srv: s},
 		"RootKey":             &rootKeyEndpoint{srv: s},
 		"Deployment":          &deploymentEndpoint{srv: s}, // endpoint_deployment.go
+		"Search":              &searchEndpoint{srv: s},
 	}
 	s.methods = rpcMethods(services)
 	if len(s.methods) == 0 {

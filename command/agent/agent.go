@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -388,19 +390,26 @@ func (a *Agent) LocalNodeID() string {
 	return a.client.NodeID()
 }
 
-// Self describes the agent for /v1/agent/self.
+// Self describes the agent for /v1/agent/self, in Nomad's shape: stats
+// is map[string]map[string]string (Nomad's client decodes it so), with
+// "agent" saying which roles run, "nomad" the server's and "client" the
+// client's.
 func (a *Agent) Self() map[string]any {
 	member := map[string]any{
 		"Name": a.config.Name, "Addr": a.config.BindAddr, "Port": a.config.Ports.Serf,
 		"Tags": map[string]string{"region": a.config.Region, "dc": a.config.Datacenter, "build": structs.Version},
 	}
-	stats := map[string]any{"server": a.server != nil, "client": a.client != nil}
+	stats := map[string]map[string]string{
+		"agent": {"server": strconv.FormatBool(a.server != nil), "client": strconv.FormatBool(a.client != nil)},
+	}
 	if a.client != nil {
-		stats["node_id"] = a.client.NodeID()
+		stats["client"] = map[string]string{"node_id": a.client.NodeID(), "known_servers": strings.Join(a.client.Servers(), ",")}
 	}
 	if a.server != nil {
-		stats["leader"] = a.server.IsLeader()
-		stats["leader_addr"] = a.server.Leader()
+		stats["nomad"] = map[string]string{
+			"server": "true", "leader": strconv.FormatBool(a.server.IsLeader()), "leader_addr": a.server.Leader(),
+			"region": a.config.Region,
+		}
 	}
 	return map[string]any{
 		"config": map[string]any{

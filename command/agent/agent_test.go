@@ -221,7 +221,13 @@ func gpuJobJSON(id string, gpus int) string {
 	return `{"Job": {"ID": "` + id + `", "Type": "batch", "Datacenters": ["dc1"],
   "TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "raw_exec",
     "Config": {"command": "/bin/true"},
-    "Resources": {"CPU": 100, "MemoryMB": 64, "Devices": [{"Name": "nvidia/gpu", "Count": ` + strconv.Itoa(gpus) + `}]}}]}]}, "Diff": true}`
+    "Resources": {"CPU": 100, "MemoryMB": 64, "Devices": [{"Name": "nvidia/gpu", "Count": ` + strconv.Itoa(gpus) + `}]}}]}]}}`
+}
+
+// gpuPlanJSON is gpuJobJSON as a plan request asking for the diff.
+func gpuPlanJSON(id string, gpus int) string {
+	s := gpuJobJSON(id, gpus)
+	return s[:len(s)-1] + `, "Diff": true}`
 }
 
 // TestJobPlan checks the dry run: placements with GPUs, failures with
@@ -230,7 +236,7 @@ func TestJobPlan(t *testing.T) {
 	_, base := newTestAgent(t)
 	plan := func(id string, gpus int) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest("PUT", base+"/v1/job/"+id+"/plan", strings.NewReader(gpuJobJSON(id, gpus)))
+		req, _ := http.NewRequest("PUT", base+"/v1/job/"+id+"/plan", strings.NewReader(gpuPlanJSON(id, gpus)))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

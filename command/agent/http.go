@@ -214,6 +214,7 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("GET /v1/status/leader", h.wrap(h.statusLeader))
 	m.HandleFunc("GET /v1/status/peers", h.wrap(h.statusPeers))
 	m.HandleFunc("GET /v1/agent/self", h.wrap(h.agentSelf))
+	m.HandleFunc("GET /v1/agent/servers", h.wrap(h.agentServers))
 	m.HandleFunc("GET /v1/regions", h.wrap(h.regions))
 	m.HandleFunc("/v1/", h.unknownRoute)
 	h.clientOpsRoutes(m)
@@ -230,7 +231,8 @@ func (h *httpAPI) routes() {
 	h.systemRoutes(m)
 	h.scalingRoutes(m) // http_scaling.go
 	h.metricsRoutes(m)
-	h.eventRoutes(m) // http_events.go
+	h.eventRoutes(m)  // http_events.go
+	h.searchRoutes(m) // http_search.go
 	h.monitorRoutes(m)
 	h.pprofRoutes(m)
 
@@ -421,23 +423,33 @@ func orEmpty[T any](s []T) []T {
 // a body over limits.http_max_body, nested deeper than
 // limits.json_max_depth, or not JSON.
 func (h *httpAPI) decodeBody(r *http.Request, out any) error {
-	if r.Body == nil {
-		return errorf(http.StatusBadRequest, "missing request body")
-	}
-	l := h.limits.WithDefaults()
-	src, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, l.HTTPMaxBody))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return errorf(http.StatusRequestEntityTooLarge, "request body over the limit %d bytes (limits.http_max_body)", l.HTTPMaxBody)
-	}
+	src, err := h.readBody(r)
 	if err != nil {
-		return errorf(http.StatusBadRequest, "read request body: %v", err)
-	}
-	if d := structs.JSONDepth(src, l.JSONMaxDepth+1); d > l.JSONMaxDepth {
-		return errorf(http.StatusBadRequest, "request body nests deeper than the limit %d (limits.json_max_depth)", l.JSONMaxDepth)
+		return err
 	}
 	if err := json.Unmarshal(src, out); err != nil {
 		return errorf(http.StatusBadRequest, "request body is not valid JSON: %v", err)
 	}
 	return nil
+}
+
+// readBody reads a JSON request body within limits.http_max_body and
+// limits.json_max_depth, with a 400 or 413 past them.
+func (h *httpAPI) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, errorf(http.StatusBadRequest, "missing request body")
+	}
+	l := h.limits.WithDefaults()
+	src, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, l.HTTPMaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "request body over the limit %d bytes (limits.http_max_body)", l.HTTPMaxBody)
+	}
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "read request body: %v", err)
+	}
+	if d := structs.JSONDepth(src, l.JSONMaxDepth+1); d > l.JSONMaxDepth {
+		return nil, errorf(http.StatusBadRequest, "request body nests deeper than the limit %d (limits.json_max_depth)", l.JSONMaxDepth)
+	}
+	return src, nil
 }

@@ -23,16 +23,9 @@ func (h *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 	return orEmpty(reply.Jobs), nil
 }
 
-// jobRegisterBody is the body of PUT /v1/jobs (Nomad's JobRegisterRequest).
-type jobRegisterBody struct {
-	Job            *structs.Job
-	EnforceIndex   bool
-	JobModifyIndex uint64
-}
-
 func (h *httpAPI) jobsRegister(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body jobRegisterBody
-	if err := h.decodeBody(r, &body); err != nil {
+	var body jobspec.JobRegisterBody
+	if err := h.decodeJobBody(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Job == nil {
@@ -180,15 +173,9 @@ func (h *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error
 	return reply.JobSummary, nil
 }
 
-// jobPlanBody is the body of PUT /v1/job/<id>/plan.
-type jobPlanBody struct {
-	Job  *structs.Job
-	Diff bool
-}
-
 func (h *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
-	var body jobPlanBody
-	if err := h.decodeBody(r, &body); err != nil {
+	var body jobspec.JobPlanBody
+	if err := h.decodeJobBody(r, &body); err != nil {
 		return nil, err
 	}
 	if body.Job == nil {
@@ -206,4 +193,19 @@ func (h *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	return &resp, nil
+}
+
+// decodeJobBody decodes a body that carries a job (a
+// jobspec.JobRegisterBody or JobPlanBody) the way job files are decoded:
+// a field neither Drover's nor Nomad's, or a Nomad field Drover does not
+// implement holding a value, is a 400 naming it.
+func (h *httpAPI) decodeJobBody(r *http.Request, out any) error {
+	src, err := h.readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := jobspec.DecodeJSONBody(src, out); err != nil {
+		return errorf(http.StatusBadRequest, "%v", err)
+	}
+	return nil
 }

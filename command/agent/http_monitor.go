@@ -187,13 +187,12 @@ func (h *httpAPI) monitorRequest(r *http.Request) (monitorRequest, error) {
 // or "leader" when it leads.
 func (h *httpAPI) isLocalServer(id string) bool {
 	self := h.b.Self()
-	stats, _ := self["stats"].(map[string]any)
-	if isServer, _ := stats["server"].(bool); !isServer {
+	stats, _ := self["stats"].(map[string]map[string]string)
+	if stats["agent"]["server"] != "true" {
 		return false
 	}
 	if id == "leader" {
-		leader, _ := stats["leader"].(bool)
-		return leader
+		return stats["nomad"]["leader"] == "true"
 	}
 	member, _ := self["member"].(map[string]any)
 	name, _ := member["Name"].(string)

@@ -52,6 +52,7 @@ func (b *recordingBackend) take() []string {
 var agentLocal = map[string]bool{
 	"GET /v1/agent/self":            true,
 	"GET /v1/agent/members":         true,
+	"GET /v1/agent/servers":         true, // the servers its client knows
 	"PUT /v1/agent/join":            true,
 	"POST /v1/agent/join":           true,
 	"PUT /v1/agent/force-leave":     true,

@@ -189,3 +189,8 @@ export function sortBy(items, key, desc = false) {
   });
   return keyed.map((e) => e.it);
 }
+
+/** attrText renders Nomad's {Int, Float, String, Bool, Unit} (sizes in MiB). */
+export const attrText = (v) => v?.Unit === 'MiB' && v.Int >= 1024 ? `${Math.round(v.Int / 10.24) / 100} GiB`
+  : v && typeof v === 'object' ? `${v.String ?? v.Bool ?? v.Int ?? v.Float}${v.Unit ? ' ' + v.Unit : ''}` : v;
+export const attrStrings = (m) => Object.fromEntries(Object.entries(m || {}).map(([k, v]) => [k, attrText(v)]));

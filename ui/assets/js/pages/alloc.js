@@ -3,7 +3,7 @@
 // runs it, and a warning when they are allocated but idle), a live log tail
 // (stdout/stderr) and an exec terminal.
 import { watch, get } from '../api.js';
-import { html, badge, ago, dateTime, shortId, sortBy } from '../format.js';
+import { html, badge, ago, dateTime, shortId, sortBy, attrText } from '../format.js';
 import { setHTML, showError, sectionHandlers, on } from '../dom.js';
 import { jobIDHref, nodeHref } from '../links.js';
 import { LogTail } from '../logtail.js';
@@ -181,7 +181,7 @@ function renderGPUs(el, a, node, stats, tip, history) {
   }
   setHTML(el, rows.length ? html`<table data-testid="alloc-gpus"><thead><tr><th>Task</th><th>GPU</th><th>Model</th><th>Memory</th><th>Utilisation</th><th>Health</th></tr></thead><tbody>
     ${rows.map((r) => html`<tr data-testid="alloc-gpu" data-gpu-id="${r.id}"><td>${r.task}</td><td class="mono" title="${r.id}">${r.id}</td>
-      <td>${r.info?.group.Name || r.dev.Name}</td><td>${r.info?.group.Attributes?.memory || '—'}</td>${utilCell(stats?.get(r.id), tip)}
+      <td>${r.info?.group.Name || r.dev.Name}</td><td>${attrText(r.info?.group.Attributes?.memory) || '—'}</td>${utilCell(stats?.get(r.id), tip)}
       <td>${r.info ? badge(r.info.inst.Healthy ? 'healthy' : 'unhealthy') : '—'}</td></tr>`)}</tbody></table>
     ${history ? html`<h3>Utilisation history</h3><div class="sparks">${rows.map((r) => html`<div class="spark-row" data-testid="alloc-gpu-history" data-gpu-id="${r.id}">
       <span class="mono small" title="${r.id}">${r.id.slice(0, 12)}…</span>${sparkline(hist.get(r.id), { threshold: history.IdleThresholdPercent, interval: history.Interval })}</div>`)}</div>` : ''}`

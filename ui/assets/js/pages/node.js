@@ -2,7 +2,7 @@
 // live GPU figures and a utilisation sparkline (read from the node through
 // the servers), the GPU link matrix, and the node's allocations. Live.
 import { watch } from '../api.js';
-import { html, badge, shortId, dateTime, ago } from '../format.js';
+import { html, badge, shortId, dateTime, ago, attrStrings } from '../format.js';
 import { setHTML, sectionHandlers } from '../dom.js';
 import { allocHref, jobIDHref } from '../links.js';
 import { pollStats, byID, statsText, NO_STATS_TIP, WAIT_TIP } from '../stats.js';
@@ -115,7 +115,7 @@ function renderGPUs(main, n, allocs, stats, tip, history) {
   }
   const groups = [...new Set(gpus.map((g) => g.group))];
   setHTML(main.querySelector('#gpus'), groups.map((group) => {
-    const ga = group.Attributes || {};
+    const ga = attrStrings(group.Attributes);
     const facts = [ga.memory, ga.compute_capability && `compute ${ga.compute_capability}`, ga.architecture,
       ga.driver_version && `driver ${ga.driver_version}`, ga.cuda_version && `CUDA ${ga.cuda_version}`,
       ga.simulated === 'true' && 'simulated'].filter(Boolean).join(' · ');
@@ -133,7 +133,7 @@ function tileHTML({ group, inst, index }, holder, s, tip, h, history) {
     <div class="title"><span>GPU ${index}</span>${badge(inst.Healthy ? 'healthy' : 'unhealthy')}</div>
     <dl class="kv">
       <dt>Model</dt><dd>${group.Name}</dd>
-      <dt>Memory</dt><dd>${ia.memory || group.Attributes?.memory || '—'}</dd>
+      <dt>Memory</dt><dd>${ia.memory || attrStrings(group.Attributes).memory || '—'}</dd>
       <dt>UUID</dt><dd class="mono" title="${inst.ID}">${inst.ID}</dd>
       <dt>PCI bus</dt><dd class="mono">${inst.Locality?.PciBusID || ia.pci_bus_id || '—'}</dd>
       ${ia.numa_node ? html`<dt>NUMA node</dt><dd>${ia.numa_node}</dd>` : ''}
