@@ -77,6 +77,12 @@ func (s *Server) ownedRegistration(nodeID, dc string, in *structs.ServiceRegistr
 		s.logger.Warn("node call refused: allocation of another node", "method", structs.RPCServiceRegistrationUpsert, "node_id", nodeID, "alloc_id", a.ID)
 		return nil, fmt.Errorf("%w: allocation %s is not on node %s", structs.ErrPermissionDenied, a.ID, nodeID)
 	}
+	// The ID names the allocation (Nomad's _nomad-task-<alloc>-...), so
+	// a node cannot choose the ID of another allocation's registration
+	// and overwrite it (upserts replace by ID).
+	if prefix := structs.RegistrationIDPrefix(a.ID); !strings.HasPrefix(in.ID, prefix) {
+		return nil, fmt.Errorf("%w: registration ID %q does not start with %q", structs.ErrPermissionDenied, in.ID, prefix)
+	}
 	r := in.Copy()
 	r.Namespace, r.JobID, r.NodeID, r.Datacenter = a.Namespace, a.JobID, nodeID, dc
 	r.CreateIndex, r.ModifyIndex = 0, 0

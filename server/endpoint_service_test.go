@@ -160,3 +160,37 @@ func TestServiceRegistrationACL(t *testing.T) {
 	del.AuthToken = mgmt
 	call(t, s, structs.RPCServiceRegistrationDeleteByID, del, &structs.GenericResponse{})
 }
+
+// TestServiceRegistrationIDOfAnotherAlloc: a node that runs one
+// allocation cannot overwrite another allocation's registration by
+// sending its ID (upserts replace by ID), neither through the endpoint
+// nor through a Raft entry that skipped it.
+func TestServiceRegistrationIDOfAnotherAlloc(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	node1, alloc1 := serviceAlloc(t, s, "", "victim")
+	node2, alloc2 := serviceAlloc(t, s, "", "attacker")
+	victim := registration(alloc1, "db")
+	call(t, s, structs.RPCServiceRegistrationUpsert, &structs.ServiceRegistrationUpsertRequest{NodeID: node1.ID, SecretID: node1.SecretID,
+		Services: []*structs.ServiceRegistration{victim}}, &structs.GenericResponse{})
+
+	owner := node1
+	if alloc2.NodeID == node2.ID {
+		owner = node2
+	}
+	forged := registration(alloc2, "db")
+	forged.ID, forged.Address, forged.Port = victim.ID, "10.6.6.6", 6666
+	err := s.RPC(structs.RPCServiceRegistrationUpsert, &structs.ServiceRegistrationUpsertRequest{NodeID: owner.ID, SecretID: owner.SecretID,
+		Services: []*structs.ServiceRegistration{forged}}, &structs.GenericResponse{})
+	if !errors.Is(err, structs.ErrPermissionDenied) {
+		t.Errorf("upsert with another allocation's registration ID: %v, want permission denied", err)
+	}
+	forged.Namespace, forged.JobID, forged.NodeID = alloc2.Namespace, alloc2.JobID, alloc2.NodeID
+	if err := s.State().UpsertServiceRegistrations(1<<40, []*structs.ServiceRegistration{forged}); !errors.Is(err, structs.ErrPermissionDenied) {
+		t.Errorf("state upsert over another allocation's row: %v, want permission denied", err)
+	}
+	got, err := s.State().ServiceRegistrationByID(nil, victim.ID)
+	if err != nil || got == nil || got.AllocID != alloc1.ID || got.Port != 8080 {
+		t.Fatalf("victim's registration = %+v, %v; want it unchanged", got, err)
+	}
+}

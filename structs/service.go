@@ -134,6 +134,11 @@ type CheckRestart struct {
 	IgnoreWarnings bool
 }
 
+// RegistrationIDPrefix is how the ID of every registration of an
+// allocation starts (Nomad's "_nomad-task-<alloc ID>-"): the servers
+// refuse others, so IDs of different allocations never collide.
+func RegistrationIDPrefix(allocID string) string { return "_nomad-task-" + allocID + "-" }
+
 // ServiceRegistration is one allocation's instance of a service in the
 // registry (Nomad's api.ServiceRegistration).
 type ServiceRegistration struct {

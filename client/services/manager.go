@@ -325,7 +325,7 @@ func registrationID(a *structs.Allocation, s serviceOf) string {
 	if s.task != "" {
 		owner = s.task
 	}
-	return fmt.Sprintf("_nomad-task-%s-%s-%s-%s", a.ID, owner, s.service.Name, s.service.PortLabel)
+	return fmt.Sprintf("%s%s-%s-%s", structs.RegistrationIDPrefix(a.ID), owner, s.service.Name, s.service.PortLabel)
 }
 
 // target resolves a port label (or number) of the allocation to an
