@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -359,6 +360,9 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 		if len(c.Body) > maxCheckBody {
 			add("body of %d bytes: at most %d", len(c.Body), maxCheckBody)
 		}
+		if err := checkHeader(c.Header); err != nil {
+			add("%w", err)
+		}
 	case ServiceCheckTCP:
 	case ServiceCheckScript:
 		if c.Command == "" {
@@ -406,6 +410,52 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 		add("on_update %q is not one of require_healthy, ignore_warnings, ignore", c.OnUpdate)
 	}
 	return errors.Join(errs...)
+}
+
+// Bounds of an http check's header block.
+const (
+	maxCheckHeaders     = 64
+	maxCheckHeaderBytes = 16 << 10
+)
+
+// checkHeader bounds an http check's headers and refuses names that are
+// not HTTP tokens and values with control characters (a CR or LF would
+// otherwise fail every run of the check on the client).
+func checkHeader(h map[string][]string) error {
+	if len(h) > maxCheckHeaders {
+		return fmt.Errorf("%d headers: at most %d", len(h), maxCheckHeaders)
+	}
+	size := 0
+	for name, values := range h {
+		if !validHeaderName(name) {
+			return fmt.Errorf("header name %q is not an HTTP token", clip(name))
+		}
+		size += len(name)
+		for _, v := range values {
+			size += len(v)
+			if strings.ContainsFunc(v, func(r rune) bool { return r != '\t' && (r < ' ' || r == 0x7f) }) {
+				return fmt.Errorf("header %q: value has a control character", clip(name))
+			}
+		}
+	}
+	if size > maxCheckHeaderBytes {
+		return fmt.Errorf("headers of %d bytes: at most %d", size, maxCheckHeaderBytes)
+	}
+	return nil
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		ok := r < 0x7f && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // execCapableDriver reports whether a driver can run a command inside a
