@@ -20,7 +20,7 @@ type serviceEndpoint struct{ srv *Server }
 // Bounds of one registration's fields.
 const (
 	maxRegistrationIDLen = 512
-	maxRegistrationField = 256
+	maxRegistrationField = structs.MaxRegistrationField
 )
 
 // Upsert registers service instances of allocations running on the

@@ -66,6 +66,9 @@ const (
 	maxCheckThreshold     = 1000
 	maxCheckBody          = 64 << 10
 	MaxRegistrationsBatch = 256
+	// MaxRegistrationField bounds a registration's address and each tag
+	// (the servers refuse longer ones from clients).
+	MaxRegistrationField = 256
 )
 
 // ErrServiceConsul refuses a Consul-provided service (a bad request).
@@ -313,6 +316,15 @@ func (s *Service) Validate(tasks map[string]*Task, ports map[string]bool) error 
 	if len(s.Tags) > MaxServiceTags || len(s.CanaryTags) > MaxServiceTags {
 		add("at most %d tags", MaxServiceTags)
 	}
+	if len(s.Address) > MaxRegistrationField {
+		add("address of %d bytes: at most %d", len(s.Address), MaxRegistrationField)
+	}
+	for _, tag := range slices.Concat(s.Tags, s.CanaryTags) {
+		if len(tag) > MaxRegistrationField {
+			add("tag of %d bytes: at most %d", len(tag), MaxRegistrationField)
+			break
+		}
+	}
 	if err := checkPortLabel(s.PortLabel, ports); err != nil {
 		add("%w", err)
 	}
@@ -497,6 +509,12 @@ func (tg *TaskGroup) validateServices() error {
 		return fmt.Errorf("%d services: at most %d per group", len(all), MaxServicesPerGroup)
 	}
 	var errs []error
+	// Two services of one owner (the group or a task) with the same name
+	// and port would share a registration ID, and one would replace the
+	// other (Nomad refuses them too).
+	if err := duplicateServices(tg); err != nil {
+		errs = append(errs, err)
+	}
 	for _, s := range all {
 		if s == nil {
 			errs = append(errs, errors.New("service: missing"))
@@ -504,6 +522,33 @@ func (tg *TaskGroup) validateServices() error {
 		}
 		if err := s.Validate(tasks, ports); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// duplicateServices refuses two services of one owner (the group, or a
+// task) with the same name and port: they would share a registration ID
+// and one would replace the other. Nomad refuses them too.
+func duplicateServices(tg *TaskGroup) error {
+	check := func(owner string, services []*Service) error {
+		seen := map[[2]string]bool{}
+		for _, s := range services {
+			if s == nil {
+				continue
+			}
+			key := [2]string{s.Name, s.PortLabel}
+			if seen[key] {
+				return fmt.Errorf("service %q (port %q) of %s is duplicate", s.Name, s.PortLabel, owner)
+			}
+			seen[key] = true
+		}
+		return nil
+	}
+	errs := []error{check("the group", tg.Services)}
+	for _, t := range tg.Tasks {
+		if t != nil {
+			errs = append(errs, check(fmt.Sprintf("task %q", t.Name), t.Services))
 		}
 	}
 	return errors.Join(errs...)

@@ -37,3 +37,43 @@ func TestCheckHeaderRefused(t *testing.T) {
 		t.Errorf("valid headers: %v", err)
 	}
 }
+
+// TestServiceBoundsAndDuplicates: tags and addresses longer than the
+// servers take from clients are refused at submit (else registration
+// would be retried forever), and so are two services of one owner with
+// the same name and port (one registration would replace the other).
+func TestServiceBoundsAndDuplicates(t *testing.T) {
+	group := func(mut func(tg *TaskGroup)) error {
+		j := &Job{ID: "j", Type: JobTypeService, Datacenters: []string{"dc1"}, TaskGroups: []*TaskGroup{{Name: "g", Count: 1,
+			Tasks: []*Task{{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/true"}}}}}}
+		mut(j.TaskGroups[0])
+		j.Canonicalize()
+		return j.Validate()
+	}
+	long := strings.Repeat("a", MaxRegistrationField+1)
+	for name, tt := range map[string]struct {
+		mut  func(tg *TaskGroup)
+		want string
+	}{
+		"long tag":     {func(tg *TaskGroup) { tg.Services = []*Service{{Name: "s", Tags: []string{long}}} }, "tag of 257 bytes"},
+		"long address": {func(tg *TaskGroup) { tg.Services = []*Service{{Name: "s", Address: long}} }, "address of 257 bytes"},
+		"group duplicate": {func(tg *TaskGroup) {
+			tg.Services = []*Service{{Name: "s", PortLabel: "80"}, {Name: "s", PortLabel: "80"}}
+		}, `service "s" (port "80") of the group is duplicate`},
+		"task duplicate": {func(tg *TaskGroup) {
+			tg.Tasks[0].Services = []*Service{{Name: "s"}, {Name: "s"}}
+		}, `of task "t" is duplicate`},
+	} {
+		if err := group(tt.mut); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", name, err, tt.want)
+		}
+	}
+	// The same name and port in the group and in a task are two
+	// registrations (their IDs name their owner): allowed.
+	if err := group(func(tg *TaskGroup) {
+		tg.Services = []*Service{{Name: "s", PortLabel: "80"}}
+		tg.Tasks[0].Services = []*Service{{Name: "s", PortLabel: "80"}, {Name: "s", PortLabel: "81"}}
+	}); err != nil {
+		t.Errorf("distinct owners or ports: %v", err)
+	}
+}
