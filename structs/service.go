@@ -57,11 +57,13 @@ const (
 
 // Bounds of services and checks.
 const (
-	MaxServicesPerGroup   = 64
-	MaxChecksPerService   = 16
-	MaxServiceTags        = 64
-	MaxServiceNameLen     = 63
-	MinCheckInterval      = time.Second
+	MaxServicesPerGroup = 64
+	MaxChecksPerService = 16
+	MaxServiceTags      = 64
+	MaxServiceNameLen   = 63
+	MinCheckInterval    = time.Second
+	// MinCheckTimeout is Nomad's: a shorter timeout fails every run.
+	MinCheckTimeout       = time.Second
 	MaxCheckInterval      = 24 * time.Hour
 	maxCheckThreshold     = 1000
 	maxCheckBody          = 64 << 10
@@ -406,8 +408,8 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 	if c.Interval < MinCheckInterval || c.Interval > MaxCheckInterval {
 		add("interval %v must be between %v and %v", c.Interval, MinCheckInterval, MaxCheckInterval)
 	}
-	if c.Timeout <= 0 || c.Timeout > MaxCheckInterval {
-		add("timeout %v must be positive and at most %v", c.Timeout, MaxCheckInterval)
+	if c.Timeout < MinCheckTimeout || c.Timeout > MaxCheckInterval {
+		add("timeout %v must be between %v and %v", c.Timeout, MinCheckTimeout, MaxCheckInterval)
 	}
 	if c.SuccessBeforePassing < 0 || c.SuccessBeforePassing > maxCheckThreshold ||
 		c.FailuresBeforeCritical < 0 || c.FailuresBeforeCritical > maxCheckThreshold {

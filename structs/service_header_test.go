@@ -77,3 +77,19 @@ func TestServiceBoundsAndDuplicates(t *testing.T) {
 		t.Errorf("distinct owners or ports: %v", err)
 	}
 }
+
+// TestCheckTimeoutAtLeastOneSecond: as Nomad, a check's timeout is at
+// least 1s; a 1ns timeout failed every run (and, with check_restart,
+// restarted the task over and over).
+func TestCheckTimeoutAtLeastOneSecond(t *testing.T) {
+	for _, timeout := range []time.Duration{time.Nanosecond, 999 * time.Millisecond, 0, -time.Second} {
+		c := &ServiceCheck{Name: "c", Type: ServiceCheckTCP, Interval: time.Second, Timeout: timeout}
+		if err := c.Validate(&Service{Name: "s", PortLabel: "80"}, nil, nil); err == nil || !strings.Contains(err.Error(), "must be between 1s and") {
+			t.Errorf("timeout %v: %v, want refused", timeout, err)
+		}
+	}
+	c := &ServiceCheck{Name: "c", Type: ServiceCheckTCP, Interval: time.Second, Timeout: 5 * time.Second}
+	if err := c.Validate(&Service{Name: "s", PortLabel: "80"}, nil, nil); err != nil {
+		t.Errorf("timeout above the interval (Nomad allows it): %v", err)
+	}
+}
