@@ -183,8 +183,10 @@ func (m *Manager) start(ctx context.Context, allocID string) {
 				cat = m.target(alloc, c.PortLabel, c.AddressMode, "")
 			}
 			id := fmt.Sprintf("%s-check-%d", reg.ID, i)
-			t.checks = append(t.checks, newCheckRunner(id, s.service.Name, c, cat, r, r, m.cfg.Clock,
-				m.logger.With("alloc_id", alloc.ID, "service", s.service.Name)))
+			cr := newCheckRunner(id, s.service.Name, c, cat, r, r, m.cfg.Clock,
+				m.logger.With("alloc_id", alloc.ID, "service", s.service.Name))
+			cr.result.Group = alloc.TaskGroup
+			t.checks = append(t.checks, cr)
 		}
 	}
 	m.mu.Lock()

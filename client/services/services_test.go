@@ -306,7 +306,8 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Errorf("admin registration %+v, want the node's address and port 9", r)
 	}
 	waitFor(t, "healthy checks", func() bool { h, known := m.AllocChecksHealthy("a1"); return h && known })
-	if res := m.AllocChecks("a1"); len(res) != 1 || res[0].Status != StatusPassing || res[0].Service != "web" {
+	// Group is in Nomad's api.AllocCheckStatus too.
+	if res := m.AllocChecks("a1"); len(res) != 1 || res[0].Status != StatusPassing || res[0].Service != "web" || res[0].Group != "g" {
 		t.Errorf("check results %+v", res)
 	}
 

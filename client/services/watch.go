@@ -36,6 +36,7 @@ type Restarter interface {
 type CheckResult struct {
 	ID        string
 	Check     string
+	Group     string
 	Service   string
 	Task      string `json:",omitempty"`
 	Mode      string // "healthiness"
