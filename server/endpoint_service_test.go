@@ -17,6 +17,7 @@ func serviceAlloc(t *testing.T, s *Server, token, jobID string) (*structs.Node, 
 	call(t, s, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &structs.NodeUpdateResponse{})
 	job := &structs.Job{ID: jobID, Type: structs.JobTypeService, Datacenters: []string{"dc1"},
 		TaskGroups: []*structs.TaskGroup{{Name: "web", Count: 1,
+			Services: []*structs.Service{{Name: "web", PortLabel: "8080"}, {Name: "api", PortLabel: "8080"}, {Name: "db", PortLabel: "8080"}},
 			Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/sleep"},
 				Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}}}}}
 	job.Canonicalize()
@@ -92,6 +93,8 @@ func TestServiceRegistrationEndpoints(t *testing.T) {
 		{"unknown alloc", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID,
 			Services: []*structs.ServiceRegistration{registration(&structs.Allocation{ID: "nope"}, "evil")}}, structs.ErrNotFound},
 		{"no services", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID}, structs.ErrInvalid},
+		{"service not in the job", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID,
+			Services: []*structs.ServiceRegistration{registration(alloc, "evil")}}, structs.ErrPermissionDenied},
 		{"bad port", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID,
 			Services: []*structs.ServiceRegistration{{ID: "x", ServiceName: "x", AllocID: alloc.ID, Port: 70000}}}, structs.ErrInvalid},
 	}
