@@ -343,3 +343,37 @@ func TestHTTPSCheck(t *testing.T) {
 		}
 	}
 }
+
+// waitsClock records the waits asked of it and never fires.
+type waitsClock struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (c *waitsClock) Now() time.Time { return time.Unix(1000, 0) }
+func (c *waitsClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, d)
+	return make(chan time.Time)
+}
+
+// TestCheckIntervalFloor: a check whose interval is under the minimum
+// (not possible through submit, but the runner does not trust that)
+// waits at least MinCheckInterval between runs instead of spinning.
+func TestCheckIntervalFloor(t *testing.T) {
+	clock := &waitsClock{}
+	c := &structs.ServiceCheck{Name: "c", Type: "tcp", Interval: time.Nanosecond, Timeout: time.Second}
+	cr := newCheckRunner("id", "web", c, target{}, nil, nil, clock, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); cr.run(ctx) }()
+	waitFor(t, "a wait", func() bool { clock.mu.Lock(); defer clock.mu.Unlock(); return len(clock.waits) > 0 })
+	cancel()
+	<-done
+	clock.mu.Lock()
+	defer clock.mu.Unlock()
+	if len(clock.waits) != 1 || clock.waits[0] != structs.MinCheckInterval {
+		t.Errorf("waits %v, want one of %v", clock.waits, structs.MinCheckInterval)
+	}
+}

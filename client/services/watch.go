@@ -82,14 +82,17 @@ func newCheckRunner(id, service string, c *structs.ServiceCheck, at target, ex E
 	return cr
 }
 
-// run checks at once, then every interval, until ctx ends.
+// run checks at once, then every interval, until ctx ends. The interval
+// is validated at submit; it is bounded here too, so that a check that
+// reached the client some other way never spins.
 func (cr *checkRunner) run(ctx context.Context) {
+	interval := max(cr.check.Interval, structs.MinCheckInterval)
 	for {
 		cr.once(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-cr.clock.After(cr.check.Interval):
+		case <-cr.clock.After(interval):
 		}
 	}
 }
