@@ -220,6 +220,24 @@ func (m *Manager) register(ctx context.Context, allocID string) {
 	m.logger.Debug("services registered", "alloc_id", allocID, "count", len(t.regs))
 }
 
+// Reregister sends every tracked allocation's registrations again: the
+// client calls it when the servers may have dropped them (its node was
+// marked down while it could not heartbeat, or forgotten).
+func (m *Manager) Reregister() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	for _, t := range m.tracked {
+		t.registered = false
+	}
+	m.mu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
 // stop ends an allocation's checks and deregisters its services.
 func (m *Manager) stop(ctx context.Context, allocID string) {
 	m.mu.Lock()
