@@ -377,6 +377,9 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 		if err := checkHeader(c.Header); err != nil {
 			add("%w", err)
 		}
+		if c.Method != "" && (!validHeaderName(c.Method) || len(c.Method) > 32) {
+			add("method %q is not an HTTP method", clip(c.Method))
+		}
 	case ServiceCheckTCP:
 	case ServiceCheckScript:
 		if c.Command == "" {

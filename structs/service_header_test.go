@@ -31,7 +31,12 @@ func TestCheckHeaderRefused(t *testing.T) {
 			t.Errorf("%s: %v, want %q", name, err, tt.want)
 		}
 	}
-	ok := &ServiceCheck{Name: "c", Type: ServiceCheckHTTP, Path: "/", Interval: time.Second, Timeout: time.Second,
+	// The method too: not a token, it failed every run.
+	bad := &ServiceCheck{Name: "c", Type: ServiceCheckHTTP, Path: "/", Interval: time.Second, Timeout: time.Second, Method: "GET /x HTTP/1.1\r\n"}
+	if err := bad.Validate(&Service{Name: "s", PortLabel: "8080"}, nil, nil); err == nil || !strings.Contains(err.Error(), "is not an HTTP method") {
+		t.Errorf("bad method: %v", err)
+	}
+	ok := &ServiceCheck{Name: "c", Type: ServiceCheckHTTP, Method: "PATCH", Path: "/", Interval: time.Second, Timeout: time.Second,
 		Header: map[string][]string{"Authorization": {"Bearer x\ty"}, "X-Forwarded-For": {"a", "b"}}}
 	if err := ok.Validate(&Service{Name: "s", PortLabel: "8080"}, nil, nil); err != nil {
 		t.Errorf("valid headers: %v", err)
