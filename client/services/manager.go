@@ -186,6 +186,7 @@ func (m *Manager) start(ctx context.Context, allocID string) {
 			cr := newCheckRunner(id, s.service.Name, c, cat, r, r, m.cfg.Clock,
 				m.logger.With("alloc_id", alloc.ID, "service", s.service.Name))
 			cr.result.Group = alloc.TaskGroup
+			cr.started = func(task string) time.Time { return taskStarted(r.Alloc(), task) }
 			t.checks = append(t.checks, cr)
 		}
 	}
@@ -305,6 +306,19 @@ func (m *Manager) AllocChecks(allocID string) []CheckResult {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// taskStarted returns when the allocation's task last started or
+// restarted, or zero.
+func taskStarted(a *structs.Allocation, task string) time.Time {
+	if a == nil || a.TaskStates[task] == nil {
+		return time.Time{}
+	}
+	ts := a.TaskStates[task]
+	if ts.LastRestart.After(ts.StartedAt) {
+		return ts.LastRestart
+	}
+	return ts.StartedAt
 }
 
 // serviceOf is a service with the task it is declared in ("" for the

@@ -377,3 +377,34 @@ func TestCheckIntervalFloor(t *testing.T) {
 		t.Errorf("waits %v, want one of %v", clock.waits, structs.MinCheckInterval)
 	}
 }
+
+// TestCheckRestartGraceAfterPolicyRestart: a task restarted by its
+// restart policy (not by the check) gets check_restart's grace again, as
+// Nomad's: failures while it starts up do not count.
+func TestCheckRestartGraceAfterPolicyRestart(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	clock := &manualClock{now: time.Unix(1000, 0)}
+	task := &fakeTask{alloc: &structs.Allocation{TaskStates: map[string]*structs.TaskState{"server": {StartedAt: clock.Now()}}}}
+	c := &structs.ServiceCheck{Name: "health", Type: "http", Path: "/", TaskName: "server", Interval: time.Second, Timeout: time.Second,
+		CheckRestart: &structs.CheckRestart{Limit: 2, Grace: 10 * time.Second}}
+	cr := newCheckRunner("id", "web", c, targetOf(t, srv.URL), task, task, clock, nil)
+	cr.started = func(name string) time.Time { return taskStarted(task.Alloc(), name) }
+	ctx := context.Background()
+
+	clock.advance(20 * time.Second)
+	task.alloc.TaskStates["server"].LastRestart = clock.Now() // the restart policy restarted it
+	cr.once(ctx)
+	cr.once(ctx)
+	if got := task.restarted(); len(got) != 0 {
+		t.Fatalf("restarted within the grace period after a policy restart: %v", got)
+	}
+	clock.advance(11 * time.Second)
+	cr.once(ctx)
+	cr.once(ctx)
+	if got := task.restarted(); len(got) != 1 {
+		t.Fatalf("restarts %v after the grace period, want one", got)
+	}
+}

@@ -64,6 +64,9 @@ type checkRunner struct {
 	failures  int // consecutive, for failures_before_critical
 	unhealthy int // consecutive, for check_restart
 	graceEnd  time.Time
+	// started, when set, returns when the task last started or
+	// restarted (zero if unknown): check_restart's grace runs from there.
+	started func(task string) time.Time
 }
 
 func newCheckRunner(id, service string, c *structs.ServiceCheck, at target, ex Execer, r Restarter, clock Clock, logger hclog.Logger) *checkRunner {
@@ -144,6 +147,12 @@ func (cr *checkRunner) countUnhealthy(status string, now time.Time) (bool, strin
 		return false, ""
 	}
 	healthy := status == StatusPassing || status == StatusPending || (status == StatusWarning && rp.IgnoreWarnings)
+	if !healthy && cr.started != nil {
+		// A task (re)started by its restart policy gets its grace too.
+		if s := cr.started(cr.check.TaskName); !s.IsZero() && s.Add(rp.Grace).After(cr.graceEnd) {
+			cr.graceEnd = s.Add(rp.Grace)
+		}
+	}
 	if healthy || now.Before(cr.graceEnd) {
 		cr.unhealthy = 0
 		return false, ""
