@@ -428,12 +428,15 @@ func (c *Client) LogPath(allocID, task string, stderr bool) (string, error) {
 // heartbeats at about TTL/2, re-registering when the servers no longer
 // know the node.
 func (c *Client) heartbeatLoop(ctx context.Context) {
-	for ctx.Err() == nil {
+	for first := true; ctx.Err() == nil; first = false {
 		ttl, ok := c.registerUntilDone(ctx)
 		if !ok {
 			return
 		}
 		c.registerOnce.Do(func() { close(c.registered) })
+		if !first {
+			c.services.Reregister() // the servers had forgotten the node (services.go)
+		}
 		c.heartbeatUntilUnknown(ctx, ttl)
 	}
 }
@@ -465,6 +468,7 @@ func (c *Client) registerUntilDone(ctx context.Context) (time.Duration, bool) {
 // that they do not know the node.
 func (c *Client) heartbeatUntilUnknown(ctx context.Context, ttl time.Duration) {
 	wait := heartbeatInterval(ttl)
+	lastBeat := time.Now()
 	for sleep(ctx, wait) {
 		req := &structs.NodeUpdateStatusRequest{
 			NodeID:       c.NodeID(),
@@ -480,6 +484,12 @@ func (c *Client) heartbeatUntilUnknown(ctx context.Context, ttl time.Duration) {
 		switch {
 		case err == nil:
 			c.rpc.addServers(resp.Servers)
+			if time.Since(lastBeat) > ttl {
+				// The node may have been marked down meanwhile, which drops
+				// its service registrations (services.go).
+				c.services.Reregister()
+			}
+			lastBeat = time.Now()
 			ttl = ttlOrDefault(resp.HeartbeatTTL)
 			wait = heartbeatInterval(ttl)
 		case ctx.Err() != nil:

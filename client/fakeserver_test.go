@@ -47,6 +47,8 @@ type fakeServer struct {
 	servers []string
 	// getAllocsCalls counts Node.GetAllocs answers.
 	getAllocsCalls int
+	// serviceUpserts counts ServiceRegistration.Upsert calls per alloc.
+	serviceUpserts map[string]int
 }
 
 // rewind makes the server look like one whose state lags behind: its
@@ -88,6 +90,9 @@ func newFakeServer(t *testing.T, ttl time.Duration) *fakeServer {
 	}
 	srv := rpc.NewServer()
 	if err := srv.RegisterName("Node", &fakeNodeEndpoint{s: s}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.RegisterName("ServiceRegistration", &fakeServiceEndpoint{s: s}); err != nil { // fakeservices_test.go
 		t.Fatal(err)
 	}
 	go s.serve(srv)

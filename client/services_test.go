@@ -46,3 +46,29 @@ func TestCheckRestartRestartsRealTask(t *testing.T) {
 		return got.TaskStates["t"].Restarts >= 1 && got.TaskStates["t"].State == structs.TaskStateRunning
 	})
 }
+
+// TestServicesReregisteredAfterHeartbeatOutage: when the client could
+// not heartbeat for longer than its TTL (the servers may have marked the
+// node down, which drops its registrations), it sends its allocations'
+// registrations again once a heartbeat gets through.
+func TestServicesReregisteredAfterHeartbeatOutage(t *testing.T) {
+	const ttl = time.Second
+	srv := newFakeServer(t, ttl)
+	c := startClient(t, testConfig(t, srv.addr()))
+	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
+
+	a := batchAlloc(c.NodeID(), "sleep 600")
+	a.Job.Type = structs.JobTypeService
+	a.Job.TaskGroups[0].Services = []*structs.Service{{Name: "web", Provider: structs.ServiceProviderNomad, PortLabel: "8080"}}
+	srv.putAlloc(a)
+	waitFor(t, "services registered", func() bool { return srv.upserts(a.ID) == 1 })
+
+	srv.set(func(s *fakeServer) { s.leaderless = true })
+	outage := time.Now()
+	_, beats := srv.counts()
+	// The outage must outlast the TTL: that is what may get a node marked down.
+	waitFor(t, "an outage longer than the TTL", func() bool { return time.Since(outage) > 2*ttl })
+	srv.set(func(s *fakeServer) { s.leaderless = false })
+	waitFor(t, "a heartbeat after the outage", func() bool { _, b := srv.counts(); return b > beats })
+	waitFor(t, "services registered again", func() bool { return srv.upserts(a.ID) >= 2 })
+}

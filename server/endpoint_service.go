@@ -20,7 +20,7 @@ type serviceEndpoint struct{ srv *Server }
 // Bounds of one registration's fields.
 const (
 	maxRegistrationIDLen = 512
-	maxRegistrationField = 256
+	maxRegistrationField = structs.MaxRegistrationField
 )
 
 // Upsert registers service instances of allocations running on the
@@ -77,10 +77,34 @@ func (s *Server) ownedRegistration(nodeID, dc string, in *structs.ServiceRegistr
 		s.logger.Warn("node call refused: allocation of another node", "method", structs.RPCServiceRegistrationUpsert, "node_id", nodeID, "alloc_id", a.ID)
 		return nil, fmt.Errorf("%w: allocation %s is not on node %s", structs.ErrPermissionDenied, a.ID, nodeID)
 	}
+	// The ID names the allocation (Nomad's _nomad-task-<alloc>-...), so
+	// a node cannot choose the ID of another allocation's registration
+	// and overwrite it (upserts replace by ID).
+	if prefix := structs.RegistrationIDPrefix(a.ID); !strings.HasPrefix(in.ID, prefix) {
+		return nil, fmt.Errorf("%w: registration ID %q does not start with %q", structs.ErrPermissionDenied, in.ID, prefix)
+	}
+	if !allocHasService(a, in.ServiceName) {
+		s.logger.Warn("node call refused: service not in the allocation's group", "method", structs.RPCServiceRegistrationUpsert, "node_id", nodeID, "alloc_id", a.ID)
+		return nil, fmt.Errorf("%w: allocation %s has no service %q", structs.ErrPermissionDenied, a.ID, in.ServiceName)
+	}
 	r := in.Copy()
 	r.Namespace, r.JobID, r.NodeID, r.Datacenter = a.Namespace, a.JobID, nodeID, dc
 	r.CreateIndex, r.ModifyIndex = 0, 0
 	return r, nil
+}
+
+// allocHasService reports whether the allocation's group (or one of its
+// tasks) declares the service name, so that a node registers only the
+// services its allocations' jobs asked for.
+func allocHasService(a *structs.Allocation, name string) bool {
+	if a.Job == nil {
+		return false
+	}
+	tg := a.Job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return false
+	}
+	return slices.ContainsFunc(tg.AllServices(), func(s *structs.Service) bool { return s != nil && s.Name == name })
 }
 
 // checkRegistration bounds what a client sends.

@@ -17,6 +17,7 @@ func serviceAlloc(t *testing.T, s *Server, token, jobID string) (*structs.Node, 
 	call(t, s, structs.RPCNodeRegister, &structs.NodeRegisterRequest{Node: node}, &structs.NodeUpdateResponse{})
 	job := &structs.Job{ID: jobID, Type: structs.JobTypeService, Datacenters: []string{"dc1"},
 		TaskGroups: []*structs.TaskGroup{{Name: "web", Count: 1,
+			Services: []*structs.Service{{Name: "web", PortLabel: "8080"}, {Name: "api", PortLabel: "8080"}, {Name: "db", PortLabel: "8080"}},
 			Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/sleep"},
 				Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}}}}}
 	job.Canonicalize()
@@ -92,6 +93,8 @@ func TestServiceRegistrationEndpoints(t *testing.T) {
 		{"unknown alloc", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID,
 			Services: []*structs.ServiceRegistration{registration(&structs.Allocation{ID: "nope"}, "evil")}}, structs.ErrNotFound},
 		{"no services", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID}, structs.ErrInvalid},
+		{"service not in the job", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID,
+			Services: []*structs.ServiceRegistration{registration(alloc, "evil")}}, structs.ErrPermissionDenied},
 		{"bad port", &structs.ServiceRegistrationUpsertRequest{NodeID: node.ID, SecretID: node.SecretID,
 			Services: []*structs.ServiceRegistration{{ID: "x", ServiceName: "x", AllocID: alloc.ID, Port: 70000}}}, structs.ErrInvalid},
 	}
@@ -159,4 +162,38 @@ func TestServiceRegistrationACL(t *testing.T) {
 	}
 	del.AuthToken = mgmt
 	call(t, s, structs.RPCServiceRegistrationDeleteByID, del, &structs.GenericResponse{})
+}
+
+// TestServiceRegistrationIDOfAnotherAlloc: a node that runs one
+// allocation cannot overwrite another allocation's registration by
+// sending its ID (upserts replace by ID), neither through the endpoint
+// nor through a Raft entry that skipped it.
+func TestServiceRegistrationIDOfAnotherAlloc(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	node1, alloc1 := serviceAlloc(t, s, "", "victim")
+	node2, alloc2 := serviceAlloc(t, s, "", "attacker")
+	victim := registration(alloc1, "db")
+	call(t, s, structs.RPCServiceRegistrationUpsert, &structs.ServiceRegistrationUpsertRequest{NodeID: node1.ID, SecretID: node1.SecretID,
+		Services: []*structs.ServiceRegistration{victim}}, &structs.GenericResponse{})
+
+	owner := node1
+	if alloc2.NodeID == node2.ID {
+		owner = node2
+	}
+	forged := registration(alloc2, "db")
+	forged.ID, forged.Address, forged.Port = victim.ID, "10.6.6.6", 6666
+	err := s.RPC(structs.RPCServiceRegistrationUpsert, &structs.ServiceRegistrationUpsertRequest{NodeID: owner.ID, SecretID: owner.SecretID,
+		Services: []*structs.ServiceRegistration{forged}}, &structs.GenericResponse{})
+	if !errors.Is(err, structs.ErrPermissionDenied) {
+		t.Errorf("upsert with another allocation's registration ID: %v, want permission denied", err)
+	}
+	forged.Namespace, forged.JobID, forged.NodeID = alloc2.Namespace, alloc2.JobID, alloc2.NodeID
+	if err := s.State().UpsertServiceRegistrations(1<<40, []*structs.ServiceRegistration{forged}); !errors.Is(err, structs.ErrPermissionDenied) {
+		t.Errorf("state upsert over another allocation's row: %v, want permission denied", err)
+	}
+	got, err := s.State().ServiceRegistrationByID(nil, victim.ID)
+	if err != nil || got == nil || got.AllocID != alloc1.ID || got.Port != 8080 {
+		t.Fatalf("victim's registration = %+v, %v; want it unchanged", got, err)
+	}
 }

@@ -300,10 +300,10 @@ func validPortLabel(label string) bool {
 }
 
 // DynamicPortRange returns the node's dynamic port range, Nomad's default
-// when the node reports none.
+// when the node reports none or one that is not within 1-65535.
 func (n *Node) DynamicPortRange() (lo, hi int) {
 	lo, hi = DefaultMinDynamicPort, DefaultMaxDynamicPort
-	if r := n.NodeResources; r != nil && r.MinDynamicPort > 0 && r.MaxDynamicPort >= r.MinDynamicPort {
+	if r := n.NodeResources; r != nil && r.MinDynamicPort > 0 && r.MaxDynamicPort >= r.MinDynamicPort && r.MaxDynamicPort <= MaxPort {
 		lo, hi = r.MinDynamicPort, r.MaxDynamicPort
 	}
 	return lo, hi

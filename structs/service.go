@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -56,15 +57,20 @@ const (
 
 // Bounds of services and checks.
 const (
-	MaxServicesPerGroup   = 64
-	MaxChecksPerService   = 16
-	MaxServiceTags        = 64
-	MaxServiceNameLen     = 63
-	MinCheckInterval      = time.Second
+	MaxServicesPerGroup = 64
+	MaxChecksPerService = 16
+	MaxServiceTags      = 64
+	MaxServiceNameLen   = 63
+	MinCheckInterval    = time.Second
+	// MinCheckTimeout is Nomad's: a shorter timeout fails every run.
+	MinCheckTimeout       = time.Second
 	MaxCheckInterval      = 24 * time.Hour
 	maxCheckThreshold     = 1000
 	maxCheckBody          = 64 << 10
 	MaxRegistrationsBatch = 256
+	// MaxRegistrationField bounds a registration's address and each tag
+	// (the servers refuse longer ones from clients).
+	MaxRegistrationField = 256
 )
 
 // ErrServiceConsul refuses a Consul-provided service (a bad request).
@@ -133,6 +139,11 @@ type CheckRestart struct {
 	Grace          time.Duration
 	IgnoreWarnings bool
 }
+
+// RegistrationIDPrefix is how the ID of every registration of an
+// allocation starts (Nomad's "_nomad-task-<alloc ID>-"): the servers
+// refuse others, so IDs of different allocations never collide.
+func RegistrationIDPrefix(allocID string) string { return "_nomad-task-" + allocID + "-" }
 
 // ServiceRegistration is one allocation's instance of a service in the
 // registry (Nomad's api.ServiceRegistration).
@@ -307,6 +318,15 @@ func (s *Service) Validate(tasks map[string]*Task, ports map[string]bool) error 
 	if len(s.Tags) > MaxServiceTags || len(s.CanaryTags) > MaxServiceTags {
 		add("at most %d tags", MaxServiceTags)
 	}
+	if len(s.Address) > MaxRegistrationField {
+		add("address of %d bytes: at most %d", len(s.Address), MaxRegistrationField)
+	}
+	for _, tag := range slices.Concat(s.Tags, s.CanaryTags) {
+		if len(tag) > MaxRegistrationField {
+			add("tag of %d bytes: at most %d", len(tag), MaxRegistrationField)
+			break
+		}
+	}
 	if err := checkPortLabel(s.PortLabel, ports); err != nil {
 		add("%w", err)
 	}
@@ -354,6 +374,12 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 		if len(c.Body) > maxCheckBody {
 			add("body of %d bytes: at most %d", len(c.Body), maxCheckBody)
 		}
+		if err := checkHeader(c.Header); err != nil {
+			add("%w", err)
+		}
+		if c.Method != "" && (!validHeaderName(c.Method) || len(c.Method) > 32) {
+			add("method %q is not an HTTP method", clip(c.Method))
+		}
 	case ServiceCheckTCP:
 	case ServiceCheckScript:
 		if c.Command == "" {
@@ -385,8 +411,8 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 	if c.Interval < MinCheckInterval || c.Interval > MaxCheckInterval {
 		add("interval %v must be between %v and %v", c.Interval, MinCheckInterval, MaxCheckInterval)
 	}
-	if c.Timeout <= 0 || c.Timeout > MaxCheckInterval {
-		add("timeout %v must be positive and at most %v", c.Timeout, MaxCheckInterval)
+	if c.Timeout < MinCheckTimeout || c.Timeout > MaxCheckInterval {
+		add("timeout %v must be between %v and %v", c.Timeout, MinCheckTimeout, MaxCheckInterval)
 	}
 	if c.SuccessBeforePassing < 0 || c.SuccessBeforePassing > maxCheckThreshold ||
 		c.FailuresBeforeCritical < 0 || c.FailuresBeforeCritical > maxCheckThreshold {
@@ -401,6 +427,52 @@ func (c *ServiceCheck) Validate(s *Service, tasks map[string]*Task, ports map[st
 		add("on_update %q is not one of require_healthy, ignore_warnings, ignore", c.OnUpdate)
 	}
 	return errors.Join(errs...)
+}
+
+// Bounds of an http check's header block.
+const (
+	maxCheckHeaders     = 64
+	maxCheckHeaderBytes = 16 << 10
+)
+
+// checkHeader bounds an http check's headers and refuses names that are
+// not HTTP tokens and values with control characters (a CR or LF would
+// otherwise fail every run of the check on the client).
+func checkHeader(h map[string][]string) error {
+	if len(h) > maxCheckHeaders {
+		return fmt.Errorf("%d headers: at most %d", len(h), maxCheckHeaders)
+	}
+	size := 0
+	for name, values := range h {
+		if !validHeaderName(name) {
+			return fmt.Errorf("header name %q is not an HTTP token", clip(name))
+		}
+		size += len(name)
+		for _, v := range values {
+			size += len(v)
+			if strings.ContainsFunc(v, func(r rune) bool { return r != '\t' && (r < ' ' || r == 0x7f) }) {
+				return fmt.Errorf("header %q: value has a control character", clip(name))
+			}
+		}
+	}
+	if size > maxCheckHeaderBytes {
+		return fmt.Errorf("headers of %d bytes: at most %d", size, maxCheckHeaderBytes)
+	}
+	return nil
+}
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		ok := r < 0x7f && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // execCapableDriver reports whether a driver can run a command inside a
@@ -442,6 +514,12 @@ func (tg *TaskGroup) validateServices() error {
 		return fmt.Errorf("%d services: at most %d per group", len(all), MaxServicesPerGroup)
 	}
 	var errs []error
+	// Two services of one owner (the group or a task) with the same name
+	// and port would share a registration ID, and one would replace the
+	// other (Nomad refuses them too).
+	if err := duplicateServices(tg); err != nil {
+		errs = append(errs, err)
+	}
 	for _, s := range all {
 		if s == nil {
 			errs = append(errs, errors.New("service: missing"))
@@ -449,6 +527,33 @@ func (tg *TaskGroup) validateServices() error {
 		}
 		if err := s.Validate(tasks, ports); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// duplicateServices refuses two services of one owner (the group, or a
+// task) with the same name and port: they would share a registration ID
+// and one would replace the other. Nomad refuses them too.
+func duplicateServices(tg *TaskGroup) error {
+	check := func(owner string, services []*Service) error {
+		seen := map[[2]string]bool{}
+		for _, s := range services {
+			if s == nil {
+				continue
+			}
+			key := [2]string{s.Name, s.PortLabel}
+			if seen[key] {
+				return fmt.Errorf("service %q (port %q) of %s is duplicate", s.Name, s.PortLabel, owner)
+			}
+			seen[key] = true
+		}
+		return nil
+	}
+	errs := []error{check("the group", tg.Services)}
+	for _, t := range tg.Tasks {
+		if t != nil {
+			errs = append(errs, check(fmt.Sprintf("task %q", t.Name), t.Services))
 		}
 	}
 	return errors.Join(errs...)

@@ -183,8 +183,11 @@ func (m *Manager) start(ctx context.Context, allocID string) {
 				cat = m.target(alloc, c.PortLabel, c.AddressMode, "")
 			}
 			id := fmt.Sprintf("%s-check-%d", reg.ID, i)
-			t.checks = append(t.checks, newCheckRunner(id, s.service.Name, c, cat, r, r, m.cfg.Clock,
-				m.logger.With("alloc_id", alloc.ID, "service", s.service.Name)))
+			cr := newCheckRunner(id, s.service.Name, c, cat, r, r, m.cfg.Clock,
+				m.logger.With("alloc_id", alloc.ID, "service", s.service.Name))
+			cr.result.Group = alloc.TaskGroup
+			cr.started = func(task string) time.Time { return taskStarted(r.Alloc(), task) }
+			t.checks = append(t.checks, cr)
 		}
 	}
 	m.mu.Lock()
@@ -216,6 +219,24 @@ func (m *Manager) register(ctx context.Context, allocID string) {
 	t.registered = true
 	m.mu.Unlock()
 	m.logger.Debug("services registered", "alloc_id", allocID, "count", len(t.regs))
+}
+
+// Reregister sends every tracked allocation's registrations again: the
+// client calls it when the servers may have dropped them (its node was
+// marked down while it could not heartbeat, or forgotten).
+func (m *Manager) Reregister() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	for _, t := range m.tracked {
+		t.registered = false
+	}
+	m.mu.Unlock()
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
 }
 
 // stop ends an allocation's checks and deregisters its services.
@@ -287,6 +308,19 @@ func (m *Manager) AllocChecks(allocID string) []CheckResult {
 	return out
 }
 
+// taskStarted returns when the allocation's task last started or
+// restarted, or zero.
+func taskStarted(a *structs.Allocation, task string) time.Time {
+	if a == nil || a.TaskStates[task] == nil {
+		return time.Time{}
+	}
+	ts := a.TaskStates[task]
+	if ts.LastRestart.After(ts.StartedAt) {
+		return ts.LastRestart
+	}
+	return ts.StartedAt
+}
+
 // serviceOf is a service with the task it is declared in ("" for the
 // group).
 type serviceOf struct {
@@ -325,7 +359,7 @@ func registrationID(a *structs.Allocation, s serviceOf) string {
 	if s.task != "" {
 		owner = s.task
 	}
-	return fmt.Sprintf("_nomad-task-%s-%s-%s-%s", a.ID, owner, s.service.Name, s.service.PortLabel)
+	return fmt.Sprintf("%s%s-%s-%s", structs.RegistrationIDPrefix(a.ID), owner, s.service.Name, s.service.PortLabel)
 }
 
 // target resolves a port label (or number) of the allocation to an

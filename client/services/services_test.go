@@ -306,7 +306,8 @@ func TestManagerLifecycle(t *testing.T) {
 		t.Errorf("admin registration %+v, want the node's address and port 9", r)
 	}
 	waitFor(t, "healthy checks", func() bool { h, known := m.AllocChecksHealthy("a1"); return h && known })
-	if res := m.AllocChecks("a1"); len(res) != 1 || res[0].Status != StatusPassing || res[0].Service != "web" {
+	// Group is in Nomad's api.AllocCheckStatus too.
+	if res := m.AllocChecks("a1"); len(res) != 1 || res[0].Status != StatusPassing || res[0].Service != "web" || res[0].Group != "g" {
 		t.Errorf("check results %+v", res)
 	}
 
@@ -340,5 +341,70 @@ func TestHTTPSCheck(t *testing.T) {
 		if got != want {
 			t.Errorf("tls_skip_verify %v: %q (%s), want %q", skip, got, out, want)
 		}
+	}
+}
+
+// waitsClock records the waits asked of it and never fires.
+type waitsClock struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (c *waitsClock) Now() time.Time { return time.Unix(1000, 0) }
+func (c *waitsClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, d)
+	return make(chan time.Time)
+}
+
+// TestCheckIntervalFloor: a check whose interval is under the minimum
+// (not possible through submit, but the runner does not trust that)
+// waits at least MinCheckInterval between runs instead of spinning.
+func TestCheckIntervalFloor(t *testing.T) {
+	clock := &waitsClock{}
+	c := &structs.ServiceCheck{Name: "c", Type: "tcp", Interval: time.Nanosecond, Timeout: time.Second}
+	cr := newCheckRunner("id", "web", c, target{}, nil, nil, clock, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); cr.run(ctx) }()
+	waitFor(t, "a wait", func() bool { clock.mu.Lock(); defer clock.mu.Unlock(); return len(clock.waits) > 0 })
+	cancel()
+	<-done
+	clock.mu.Lock()
+	defer clock.mu.Unlock()
+	if len(clock.waits) != 1 || clock.waits[0] != structs.MinCheckInterval {
+		t.Errorf("waits %v, want one of %v", clock.waits, structs.MinCheckInterval)
+	}
+}
+
+// TestCheckRestartGraceAfterPolicyRestart: a task restarted by its
+// restart policy (not by the check) gets check_restart's grace again, as
+// Nomad's: failures while it starts up do not count.
+func TestCheckRestartGraceAfterPolicyRestart(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	clock := &manualClock{now: time.Unix(1000, 0)}
+	task := &fakeTask{alloc: &structs.Allocation{TaskStates: map[string]*structs.TaskState{"server": {StartedAt: clock.Now()}}}}
+	c := &structs.ServiceCheck{Name: "health", Type: "http", Path: "/", TaskName: "server", Interval: time.Second, Timeout: time.Second,
+		CheckRestart: &structs.CheckRestart{Limit: 2, Grace: 10 * time.Second}}
+	cr := newCheckRunner("id", "web", c, targetOf(t, srv.URL), task, task, clock, nil)
+	cr.started = func(name string) time.Time { return taskStarted(task.Alloc(), name) }
+	ctx := context.Background()
+
+	clock.advance(20 * time.Second)
+	task.alloc.TaskStates["server"].LastRestart = clock.Now() // the restart policy restarted it
+	cr.once(ctx)
+	cr.once(ctx)
+	if got := task.restarted(); len(got) != 0 {
+		t.Fatalf("restarted within the grace period after a policy restart: %v", got)
+	}
+	clock.advance(11 * time.Second)
+	cr.once(ctx)
+	cr.once(ctx)
+	if got := task.restarted(); len(got) != 1 {
+		t.Fatalf("restarts %v after the grace period, want one", got)
 	}
 }

@@ -36,6 +36,7 @@ type Restarter interface {
 type CheckResult struct {
 	ID        string
 	Check     string
+	Group     string
 	Service   string
 	Task      string `json:",omitempty"`
 	Mode      string // "healthiness"
@@ -63,6 +64,9 @@ type checkRunner struct {
 	failures  int // consecutive, for failures_before_critical
 	unhealthy int // consecutive, for check_restart
 	graceEnd  time.Time
+	// started, when set, returns when the task last started or
+	// restarted (zero if unknown): check_restart's grace runs from there.
+	started func(task string) time.Time
 }
 
 func newCheckRunner(id, service string, c *structs.ServiceCheck, at target, ex Execer, r Restarter, clock Clock, logger hclog.Logger) *checkRunner {
@@ -81,14 +85,17 @@ func newCheckRunner(id, service string, c *structs.ServiceCheck, at target, ex E
 	return cr
 }
 
-// run checks at once, then every interval, until ctx ends.
+// run checks at once, then every interval, until ctx ends. The interval
+// is validated at submit; it is bounded here too, so that a check that
+// reached the client some other way never spins.
 func (cr *checkRunner) run(ctx context.Context) {
+	interval := max(cr.check.Interval, structs.MinCheckInterval)
 	for {
 		cr.once(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-cr.clock.After(cr.check.Interval):
+		case <-cr.clock.After(interval):
 		}
 	}
 }
@@ -140,6 +147,12 @@ func (cr *checkRunner) countUnhealthy(status string, now time.Time) (bool, strin
 		return false, ""
 	}
 	healthy := status == StatusPassing || status == StatusPending || (status == StatusWarning && rp.IgnoreWarnings)
+	if !healthy && cr.started != nil {
+		// A task (re)started by its restart policy gets its grace too.
+		if s := cr.started(cr.check.TaskName); !s.IsZero() && s.Add(rp.Grace).After(cr.graceEnd) {
+			cr.graceEnd = s.Add(rp.Grace)
+		}
+	}
 	if healthy || now.Before(cr.graceEnd) {
 		cr.unhealthy = 0
 		return false, ""

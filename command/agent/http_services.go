@@ -69,6 +69,7 @@ func (h *httpAPI) allocChecks(w http.ResponseWriter, r *http.Request) (any, erro
 type AllocCheckResult struct {
 	ID        string
 	Check     string
+	Group     string
 	Service   string
 	Task      string `json:",omitempty"`
 	Mode      string

@@ -107,6 +107,9 @@ func (tx *Txn) UpsertServiceRegistrations(regs []*structs.ServiceRegistration) e
 		if err != nil {
 			return err
 		}
+		if existing != nil && existing.AllocID != r.AllocID {
+			return fmt.Errorf("service registration %q belongs to allocation %s: %w", r.ID, existing.AllocID, structs.ErrPermissionDenied)
+		}
 		if existing != nil {
 			r.CreateIndex = existing.CreateIndex
 		}
