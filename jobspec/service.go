@@ -46,6 +46,7 @@ var refusedIntegrations = map[string]string{
 	"vault":      "vault: Drover has no Vault integration; use Drover variables (drover var) and template's nomadVar instead",
 	"identity":   "identity: Drover has no workload identity integration (Nomad issues these tokens for Consul and Vault)",
 	"csi_plugin": "csi_plugin: Drover has no CSI integration; use host volumes instead",
+	"connect":    "connect: Drover has no Consul integration, so no Consul Connect service mesh; use host-mode ports and provider = \"nomad\" services",
 }
 
 var checkTypes = []string{structs.ServiceCheckHTTP, structs.ServiceCheckTCP, structs.ServiceCheckScript}

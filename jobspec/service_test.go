@@ -39,7 +39,7 @@ func TestServiceRefusals(t *testing.T) {
 			"j.hcl:3,3: Unsupported integration; identity:"},
 		{"task csi_plugin", task("      csi_plugin {}\n"), "j.hcl:6,7: Unsupported integration; csi_plugin: Drover has no CSI integration"},
 		{"task consul", task("      consul {}\n"), "j.hcl:6,7: Unsupported integration; consul: Drover has no Consul integration"},
-		{"connect", task("      service {\n        name = \"x\"\n        connect {}\n      }\n"), `j.hcl:8,9: Unsupported block type; Blocks of type "connect" are not supported by Drover yet.`},
+		{"connect", task("      service {\n        name = \"x\"\n        connect {}\n      }\n"), `j.hcl:8,9: Unsupported integration; connect: Drover has no Consul integration`},
 		{"check without interval", task("      service {\n        name = \"x\"\n        port = 80\n        check {\n          type = \"tcp\"\n        }\n      }\n"),
 			"j.hcl:9,9: Missing required argument; A check needs an interval and a timeout."},
 		{"unknown port label", task("      service {\n        name = \"x\"\n        port = \"http\"\n      }\n"),

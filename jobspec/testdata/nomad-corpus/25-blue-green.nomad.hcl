@@ -9,7 +9,7 @@ job "docs" {
       canary           = 3
       health_check     = "task_states"
       min_healthy_time = "30s"
-      healthy_deadline = "10m"
+      healthy_deadline = "5m"
       auto_revert      = true
       auto_promote     = true
     }
