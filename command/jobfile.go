@@ -68,14 +68,9 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	return src, nil
 }
 
-// loadJob parses and validates a job file ("-" reads stdin). On failure it
-// prints every problem, one per line as file:line,col: ..., and returns
-// ok false.
-func (m *Meta) loadJob(path string, stdin io.Reader) (*structs.Job, bool) {
-	return m.loadJobWith(path, stdin, jobInput{})
-}
-
-// loadJobWith is loadJob with -var and -var-file values.
+// loadJobWith parses and validates a job file ("-" reads stdin) with the
+// -var and -var-file values in. On failure it prints every problem, one
+// per line as file:line,col: ..., and returns ok false.
 func (m *Meta) loadJobWith(path string, stdin io.Reader, in jobInput) (*structs.Job, bool) {
 	var job *structs.Job
 	opts, err := in.options()

@@ -13,13 +13,13 @@ import (
 // canary, all running and healthy in their first deployment.
 func canaryService(t *testing.T, h *schedtest.Harness, count, maxParallel, canary int) *structs.Job {
 	t.Helper()
-	job := runningService(t, h, count, maxParallel)
+	runningService(t, h, count, maxParallel)
 	d := h.LatestDeployment(ns, "web")
 	if d == nil || d.JobVersion != 0 || d.TaskGroups["web"].DesiredTotal != count || d.TaskGroups["web"].DesiredCanaries != 0 {
 		t.Fatalf("first deployment = %+v, want one of version 0 for %d allocations, no canaries", d, count)
 	}
 	markHealthy(t, h)
-	job = h.Job(ns, "web")
+	job := h.Job(ns, "web")
 	job.Update.Canary, job.TaskGroups[0].Update.Canary = canary, canary
 	return job
 }
