@@ -85,21 +85,39 @@ func killLeftTasks(bin string) int {
 // freePorts returns n distinct free TCP ports on 127.0.0.1.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	var ports []int
 	var lns []net.Listener
-	for range n {
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	// A port closed here can be the kernel's next answer too: one handed
+	// out before (to this test or another) is skipped, so two agents of
+	// one test never get the same port.
+	for len(ports) < n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("free port: %v", err)
 		}
 		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
+		port := ln.Addr().(*net.TCPAddr).Port
+		if handedOut.ports[port] {
+			continue
+		}
+		handedOut.ports[port] = true
+		ports = append(ports, port)
 	}
 	return ports
 }
+
+// handedOut is every port freePorts has returned in this process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 // agentProc is a running `drover agent` process.
 type agentProc struct {
