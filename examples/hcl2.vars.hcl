@@ -1,0 +1,1 @@
+suffix = "from-file"
