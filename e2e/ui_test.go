@@ -300,6 +300,11 @@ func TestE2E_UI(t *testing.T) {
 	if n := b.count(`[data-testid="alloc-row"][data-alloc-id="` + alloc.ID + `"]`); n != 1 {
 		t.Errorf("job page: allocation row for %s: got %d, want 1", alloc.ID, n)
 	}
+	// A batch job has no deployment; the panel says so (a service job's
+	// deployment table is in TestE2E_UIDeployment).
+	if got := b.waitText(`[data-testid="deployment"]`, 10*time.Second, func(s string) bool { return s != "" }); !strings.Contains(got, "No deployment") {
+		t.Errorf("job page: deployment panel %q, want \"No deployment.\"", got)
+	}
 	b.screenshot(shots, "job")
 
 	// Restart: the running allocation's task restarts in place.

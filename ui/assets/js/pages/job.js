@@ -31,6 +31,7 @@ export default function jobPage(ctx) {
       <section class="panel"><h2>Placement</h2><div id="evals-err"></div><div id="placement"><p class="muted">Loading…</p></div></section>
     </div>
     <section class="panel" style="margin-top:14px"><h2>Task groups</h2><div id="groups"></div></section>
+    <section class="panel"><h2>Deployment</h2><div id="deploy-err"></div><div id="deploy" data-testid="deployment"></div></section>
     <section class="panel"><h2>Allocations <span class="muted small" id="alloc-count"></span></h2><div id="allocs-err"></div><div id="allocs"></div></section>
     <section class="panel"><h2>Recent evaluations</h2><div id="evals"></div></section>`);
   const $ = (sel) => main.querySelector(`#${sel}`);
@@ -81,6 +82,20 @@ export default function jobPage(ctx) {
       $('alloc-count').textContent = Object.keys(by).sort().map((k) => `${by[k]} ${k}`).join(', ');
     }, allocsDone),
   });
+  watch(`${base}/deployment`, {
+    signal, query,
+    ...sectionHandlers($('deploy-err'), (d) => setHTML($('deploy'), deployHTML(d))),
+  });
+  on($('deploy'), 'click', 'button[data-promote]', async (_, b) => {
+    b.disabled = true;
+    try {
+      await request('PUT', `/v1/deployment/promote/${encodeURIComponent(b.dataset.promote)}`, { signal, body: { DeploymentID: b.dataset.promote, All: true } });
+      showError($('deploy-err'), null);
+    } catch (err) {
+      showError($('deploy-err'), err);
+    }
+    b.disabled = false;
+  }, signal);
   watch(`${base}/evaluations`, {
     signal, query,
     ...sectionHandlers($('evals-err'), (list) => renderEvals(main, list || []), evalsDone),
@@ -214,4 +229,16 @@ function renderEvals(main, evals) {
       <td>${Object.keys(e.FailedTGAllocs || {}).length ? plural(Object.keys(e.FailedTGAllocs).length, 'group') : '—'}</td>
       <td title="${dateTime(e.CreateTime)}">${ago(e.CreateTime)}</td></tr>`)}</tbody></table>
     ${evals.length > recent.length ? html`<p class="muted small">${evals.length - recent.length} older not shown.</p>` : ''}` : html`<p class="muted">None.</p>`);
+}
+
+// deployHTML is the job's latest deployment: status and, per group,
+// canaries, placed, healthy and unhealthy of desired (Nomad's table).
+function deployHTML(d) {
+  if (!d) return html`<p class="muted">No deployment.</p>`;
+  const groups = Object.entries(d.TaskGroups || {}).sort();
+  const waiting = d.Status === 'running' && groups.some(([, g]) => g.DesiredCanaries > 0 && !g.Promoted);
+  return html`<p>${badge(d.Status)} version ${d.JobVersion} <span class="mono muted">${shortId(d.ID)}</span> ${d.StatusDescription || ''}
+    ${waiting ? html`<button data-promote="${d.ID}" data-testid="promote-button">Promote</button>` : ''}</p>
+    <table><tr><th>Group</th><th class="num">Desired</th><th class="num">Canaries</th><th class="num">Placed</th><th class="num">Healthy</th><th class="num">Unhealthy</th></tr>
+    ${groups.map(([n, g]) => html`<tr><td>${n}</td><td class="num">${g.DesiredTotal}</td><td class="num">${g.PlacedCanaries?.length || 0}/${g.DesiredCanaries}</td><td class="num">${g.PlacedAllocs}</td><td class="num">${g.HealthyAllocs}</td><td class="num">${g.UnhealthyAllocs}</td></tr>`)}</table>`;
 }
