@@ -206,7 +206,10 @@ func (e *variablesEndpoint) AllocRead(args *structs.VariablesAllocRequest, reply
 	if err != nil {
 		return err
 	}
-	jobID := workloadJobID(alloc)
+	jobID, err := workloadJobID(alloc)
+	if err != nil {
+		return err
+	}
 	if !structs.WorkloadMayRead(args.Path, jobID, alloc.TaskGroup, args.Task) {
 		return fmt.Errorf("%w: task %q of job %q may read only %s", structs.ErrPermissionDenied,
 			args.Task, jobID, strings.Join(structs.WorkloadVariablePrefixes(jobID, alloc.TaskGroup, args.Task), ", "))
@@ -226,7 +229,10 @@ func (e *variablesEndpoint) AllocList(args *structs.VariablesAllocRequest, reply
 	if err != nil {
 		return err
 	}
-	jobID := workloadJobID(alloc)
+	jobID, err := workloadJobID(alloc)
+	if err != nil {
+		return err
+	}
 	var sealed []*structs.VariableEncrypted
 	err = s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		vars, err := st.Variables(ws, alloc.Namespace, args.Path)
@@ -256,13 +262,16 @@ func (e *variablesEndpoint) AllocList(args *structs.VariablesAllocRequest, reply
 }
 
 // workloadJobID is the job whose variables an allocation's tasks read:
-// for a periodic or dispatched child its parent's, so that every launch
-// reads nomad/jobs/<parent> (Nomad's workload identity claim).
-func workloadJobID(alloc *structs.Allocation) string {
-	if alloc.Job != nil && alloc.Job.ParentID != "" {
-		return alloc.Job.ParentID
+// for a periodic or dispatched child its first parent's, so that every
+// launch reads nomad/jobs/<parent> (Nomad's workload identity names the
+// parent). A job ID with '/' that is not a child's is refused: its paths
+// would be those of another job's group.
+func workloadJobID(alloc *structs.Allocation) (string, error) {
+	id, ok := structs.WorkloadJobID(alloc.JobID)
+	if !ok {
+		return "", fmt.Errorf("%w: job %q is not a periodic or dispatched child: its tasks read no variables", structs.ErrPermissionDenied, alloc.JobID)
 	}
-	return alloc.JobID
+	return id, nil
 }
 
 // authorizeAllocVariables checks a node's variable request: its secret,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,36 @@ func TestVariables_DispatchedChildReadsItsParents(t *testing.T) {
 	}
 	if _, err := ask(structs.RPCVariablesAllocRead, "nomad/jobs/other"); err == nil {
 		t.Error("child reads another job's variable: want refused")
+	}
+}
+
+// TestVariables_SlashedIDNotAChildReadsNothing: a job registered by hand
+// as "web/train" (with ParentID "web") is no child of web: its task may
+// not read nomad/jobs/web/train, which is web's group train's variable.
+func TestVariables_SlashedIDNotAChildReadsNothing(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, testConfig(t))
+	c := dialRPC(t, s.RPCAddr())
+	node := gpuNode("n1", 0)
+	registerNode(t, c, node)
+	job := gpuJob("web/train", structs.JobTypeBatch, 1, 0)
+	job.ParentID = "web"
+	job.TaskGroups[0].Tasks[0].Resources.Devices = nil
+	registerJob(t, s, job)
+	var alloc *structs.Allocation
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		if as := liveAllocs(t, s, "web/train"); len(as) == 1 {
+			alloc = as[0]
+			return true, ""
+		}
+		return false, "no allocation placed"
+	})
+	putVar(t, s, "", "nomad/jobs/web/train", structs.VariableItems{"k": "web's group"}, nil)
+	for _, method := range []string{structs.RPCVariablesAllocRead, structs.RPCVariablesAllocList} {
+		req := &structs.VariablesAllocRequest{NodeID: node.ID, NodeSecret: node.SecretID, AllocID: alloc.ID, Task: "t", Path: "nomad/jobs/web/train"}
+		var resp structs.VariablesAllocResponse
+		if err := c.Call(method, req, &resp); err == nil || !strings.Contains(err.Error(), "not a periodic or dispatched child") {
+			t.Errorf("%s by job web/train: %v (%+v %d), want permission denied", method, err, resp.Data, len(resp.List))
+		}
 	}
 }
