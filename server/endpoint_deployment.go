@@ -196,6 +196,13 @@ func (e *deploymentEndpoint) Fail(args *structs.DeploymentFailRequest, reply *st
 		return err
 	}
 	act := failDeployment(d, stable, structs.DeploymentDescFailedByUser)
+	if act.revertTo != nil {
+		// The auto-revert registers that version: held to what Job.Revert
+		// to it needs (its queue, submit-shared-gpu).
+		if err := s.authorizeSubmit(args.AuthToken, act.revertTo); err != nil {
+			return err
+		}
+	}
 	job, err := s.State().JobByID(nil, d.Namespace, d.JobID)
 	if err != nil {
 		return err
