@@ -48,11 +48,12 @@ func (e *deploymentEndpoint) GetDeployment(args *structs.DeploymentSpecificReque
 		return err
 	}
 	ns := queryNamespace(args.QueryOptions)
-	if err := s.allowNS(args.AuthToken, ns, acl.CapReadJob); err != nil {
+	keep, err := s.nsFilter(args.AuthToken, ns, acl.CapReadJob)
+	if err != nil {
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		d, err := deploymentOf(ws, st, ns, args.DeploymentID)
+		d, err := deploymentOf(ws, st, ns, args.DeploymentID, keep)
 		if err != nil {
 			return 0, err
 		}
@@ -69,11 +70,12 @@ func (e *deploymentEndpoint) Allocations(args *structs.DeploymentSpecificRequest
 		return err
 	}
 	ns := queryNamespace(args.QueryOptions)
-	if err := s.allowNS(args.AuthToken, ns, acl.CapReadJob); err != nil {
+	keep, err := s.nsFilter(args.AuthToken, ns, acl.CapReadJob)
+	if err != nil {
 		return err
 	}
 	return s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		d, err := deploymentOf(ws, st, ns, args.DeploymentID)
+		d, err := deploymentOf(ws, st, ns, args.DeploymentID, keep)
 		if err != nil {
 			return 0, err
 		}
@@ -88,8 +90,9 @@ func (e *deploymentEndpoint) Allocations(args *structs.DeploymentSpecificRequest
 }
 
 // deploymentOf finds a deployment of namespace ns by ID or unique ID
-// prefix.
-func deploymentOf(ws memdb.WatchSet, st *state.StateStore, ns, id string) (*structs.Deployment, error) {
+// prefix, among those whose namespace keep admits: with ns "*" the
+// others are not found, never answered nor acted on.
+func deploymentOf(ws memdb.WatchSet, st *state.StateStore, ns, id string, keep func(string) bool) (*structs.Deployment, error) {
 	if id == "" {
 		return nil, structs.KindErrorf(structs.ErrInvalid, "missing deployment ID")
 	}
@@ -97,6 +100,7 @@ func deploymentOf(ws memdb.WatchSet, st *state.StateStore, ns, id string) (*stru
 	if err != nil {
 		return nil, err
 	}
+	all = slices.DeleteFunc(all, func(d *structs.Deployment) bool { return !keep(d.Namespace) })
 	for _, d := range all {
 		if d.ID == id {
 			return d, nil
@@ -115,10 +119,11 @@ func deploymentOf(ws memdb.WatchSet, st *state.StateStore, ns, id string) (*stru
 // names.
 func (s *Server) writableDeployment(w structs.WriteRequest, id string) (*structs.Deployment, error) {
 	ns := writeNamespace(w)
-	if err := s.allowNS(w.AuthToken, ns, acl.CapSubmitJob); err != nil {
+	keep, err := s.nsFilter(w.AuthToken, ns, acl.CapSubmitJob)
+	if err != nil {
 		return nil, err
 	}
-	return deploymentOf(nil, s.State(), ns, id)
+	return deploymentOf(nil, s.State(), ns, id, keep)
 }
 
 // Promote promotes the canaries of all groups (All) or of Groups; each
@@ -191,6 +196,13 @@ func (e *deploymentEndpoint) Fail(args *structs.DeploymentFailRequest, reply *st
 		return err
 	}
 	act := failDeployment(d, stable, structs.DeploymentDescFailedByUser)
+	if act.revertTo != nil {
+		// The auto-revert registers that version: held to what Job.Revert
+		// to it needs (its queue, submit-shared-gpu).
+		if err := s.authorizeSubmit(args.AuthToken, act.revertTo); err != nil {
+			return err
+		}
+	}
 	job, err := s.State().JobByID(nil, d.Namespace, d.JobID)
 	if err != nil {
 		return err

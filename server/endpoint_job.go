@@ -27,6 +27,12 @@ func (e *jobEndpoint) Register(args *structs.JobRegisterRequest, reply *structs.
 	if err := s.authorizeSubmit(args.AuthToken, args.Job); err != nil {
 		return err
 	}
+	if args.Job != nil { // the server's clock decides it, never the caller (Nomad's)
+		c := *args
+		c.Job = args.Job.Copy()
+		c.Job.SubmitTime = s.periodicClock().Now().UnixNano() // the wall clock but in tests
+		args = &c
+	}
 	return s.registerJob(args, reply)
 }
 

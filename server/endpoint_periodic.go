@@ -31,6 +31,11 @@ func (e *periodicEndpoint) Force(args *structs.PeriodicForceRequest, reply *stru
 	if err != nil {
 		return err
 	}
+	// The child is new work in the parent's queue: what a submit of the
+	// same spec needs (queue write, submit-shared-gpu) is needed here too.
+	if err := s.authorizeSubmit(args.AuthToken, parent); err != nil {
+		return err
+	}
 	if !parent.IsPeriodic() || parent.IsParameterized() {
 		return structs.KindErrorf(structs.ErrInvalid, "job %q is not a periodic job", parent.ID)
 	}
@@ -77,6 +82,9 @@ func (e *jobEndpoint) Dispatch(args *structs.JobDispatchRequest, reply *structs.
 	if err != nil {
 		return err
 	}
+	if err := s.authorizeDispatch(args.AuthToken, parent); err != nil {
+		return err
+	}
 	if err := checkDispatch(parent, args); err != nil {
 		return structs.KindErrorf(structs.ErrInvalid, "dispatch job %q: %v", parent.ID, err)
 	}
@@ -107,6 +115,22 @@ func (e *jobEndpoint) Dispatch(args *structs.JobDispatchRequest, reply *structs.
 	reply.JobCreateIndex = out.JobModifyIndex
 	reply.Index = out.Index
 	return nil
+}
+
+// authorizeDispatch checks what a dispatch needs beyond dispatch-job: a
+// child is new work in the parent's queue, so the token must be allowed
+// to submit into that queue and, when the parent shares a GPU, hold
+// submit-shared-gpu, as a submit of the same spec would (acl.go).
+func (s *Server) authorizeDispatch(token string, parent *structs.Job) error {
+	ns := parent.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	_, err := s.authorize(token, func(a *acl.ACL) bool {
+		return a.AllowQueue(structs.QueueName(parent.Queue), true) &&
+			(!jobSharesGPU(parent) || a.AllowNamespaceOperation(ns, acl.CapSubmitSharedGPU))
+	})
+	return err
 }
 
 // checkDispatch checks a dispatch request against its parent's

@@ -112,3 +112,60 @@ func TestPeriodicACL(t *testing.T) {
 		t.Errorf("force with management: %v", err)
 	}
 }
+
+// TestDispatchNeedsTheQueue: dispatch-job alone does not put work in a
+// queue the token may not submit into, nor run a shared GPU without
+// submit-shared-gpu (what a submit of the same spec needs); Periodic.Force
+// with submit-job is held to the same.
+func TestDispatchNeedsTheQueue(t *testing.T) {
+	t.Parallel()
+	s, mgmt := aclServer(t)
+	q := &structs.QueueUpsertRequest{Queue: &structs.Queue{Name: "prod", Weight: 10}}
+	q.AuthToken = mgmt
+	call(t, s, structs.RPCQueueUpsert, q, &structs.GenericResponse{})
+	register := func(job *structs.Job) {
+		reg := &structs.JobRegisterRequest{Job: job}
+		reg.AuthToken = mgmt
+		call(t, s, structs.RPCJobRegister, reg, &structs.JobRegisterResponse{})
+	}
+	inProd := paramJob("render", "optional", nil, nil)
+	inProd.Queue = "prod"
+	register(inProd)
+	shared := paramJob("share", "optional", nil, nil)
+	shared.TaskGroups[0].Tasks[0].Resources.Devices = []*structs.RequestedDevice{{Name: "nvidia/gpu", Count: 1, MemoryMB: 1024}}
+	register(shared)
+	nightly := periodicJob("nightly", "@daily", "UTC", false)
+	nightly.Queue = "prod"
+	register(nightly)
+
+	dispatcher := clientToken(t, s, mgmt, "dispatcher", `namespace "default" { capabilities = ["dispatch-job", "submit-job"] }`)
+	prod := clientToken(t, s, mgmt, "prod-dispatcher", `namespace "default" { capabilities = ["dispatch-job", "submit-job", "submit-shared-gpu"] }
+queue "prod" { policy = "write" }`)
+	dispatch := func(token, id string) error {
+		req := &structs.JobDispatchRequest{JobID: id}
+		req.AuthToken = token
+		return s.RPC(structs.RPCJobDispatch, req, &structs.JobDispatchResponse{})
+	}
+	force := func(token string) error {
+		req := &structs.PeriodicForceRequest{JobID: "nightly"}
+		req.AuthToken = token
+		return s.RPC(structs.RPCPeriodicForce, req, &structs.PeriodicForceResponse{})
+	}
+	if err := dispatch(dispatcher.SecretID, "render"); !isDenied(err) {
+		t.Errorf("dispatch into queue prod without its write: %v, want permission denied", err)
+	}
+	if err := dispatch(dispatcher.SecretID, "share"); !isDenied(err) {
+		t.Errorf("dispatch of a shared GPU job without submit-shared-gpu: %v, want permission denied", err)
+	}
+	if err := force(dispatcher.SecretID); !isDenied(err) {
+		t.Errorf("force into queue prod without its write: %v, want permission denied", err)
+	}
+	for _, id := range []string{"render", "share"} {
+		if err := dispatch(prod.SecretID, id); err != nil {
+			t.Errorf("dispatch %s with the queue and submit-shared-gpu: %v", id, err)
+		}
+	}
+	if err := force(prod.SecretID); err != nil {
+		t.Errorf("force with the queue: %v", err)
+	}
+}

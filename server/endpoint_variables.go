@@ -206,9 +206,13 @@ func (e *variablesEndpoint) AllocRead(args *structs.VariablesAllocRequest, reply
 	if err != nil {
 		return err
 	}
-	if !structs.WorkloadMayRead(args.Path, alloc.JobID, alloc.TaskGroup, args.Task) {
+	jobID, err := workloadJobID(alloc)
+	if err != nil {
+		return err
+	}
+	if !structs.WorkloadMayRead(args.Path, jobID, alloc.TaskGroup, args.Task) {
 		return fmt.Errorf("%w: task %q of job %q may read only %s", structs.ErrPermissionDenied,
-			args.Task, alloc.JobID, strings.Join(structs.WorkloadVariablePrefixes(alloc.JobID, alloc.TaskGroup, args.Task), ", "))
+			args.Task, jobID, strings.Join(structs.WorkloadVariablePrefixes(jobID, alloc.TaskGroup, args.Task), ", "))
 	}
 	return s.readVariable(args.QueryOptions, &reply.QueryMeta, alloc.Namespace, args.Path, &reply.Data)
 }
@@ -225,12 +229,16 @@ func (e *variablesEndpoint) AllocList(args *structs.VariablesAllocRequest, reply
 	if err != nil {
 		return err
 	}
+	jobID, err := workloadJobID(alloc)
+	if err != nil {
+		return err
+	}
 	var sealed []*structs.VariableEncrypted
 	err = s.blockingRead(args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		vars, err := st.Variables(ws, alloc.Namespace, args.Path)
 		sealed = sealed[:0]
 		for _, v := range vars {
-			if structs.WorkloadMayRead(v.Path, alloc.JobID, alloc.TaskGroup, args.Task) {
+			if structs.WorkloadMayRead(v.Path, jobID, alloc.TaskGroup, args.Task) {
 				sealed = append(sealed, v)
 			}
 		}
@@ -251,6 +259,19 @@ func (e *variablesEndpoint) AllocList(args *structs.VariablesAllocRequest, reply
 		reply.List = append(reply.List, d)
 	}
 	return nil
+}
+
+// workloadJobID is the job whose variables an allocation's tasks read:
+// for a periodic or dispatched child its first parent's, so that every
+// launch reads nomad/jobs/<parent> (Nomad's workload identity names the
+// parent). A job ID with '/' that is not a child's is refused: its paths
+// would be those of another job's group.
+func workloadJobID(alloc *structs.Allocation) (string, error) {
+	id, ok := structs.WorkloadJobID(alloc.JobID)
+	if !ok {
+		return "", fmt.Errorf("%w: job %q is not a periodic or dispatched child: its tasks read no variables", structs.ErrPermissionDenied, alloc.JobID)
+	}
+	return id, nil
 }
 
 // authorizeAllocVariables checks a node's variable request: its secret,

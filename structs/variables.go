@@ -253,6 +253,25 @@ func WorkloadVariablePrefixes(jobID, group, task string) []string {
 	return []string{base, base + "/" + group, base + "/" + group + "/" + task}
 }
 
+// WorkloadJobID is the job ID a task's variables are under: the root
+// parent of a periodic or dispatched child (`<parent>/periodic-<t>`,
+// `<parent>/dispatch-<x>`, nested), else id itself. An ID with '/' that
+// is not of that shape is not ok: nomad/jobs/<id> would name another
+// job's group.
+func WorkloadJobID(id string) (string, bool) {
+	for {
+		i := strings.LastIndexByte(id, '/')
+		if i < 0 {
+			return id, true
+		}
+		rest := id[i:]
+		if !strings.HasPrefix(rest, PeriodicLaunchSuffix) && !strings.HasPrefix(rest, DispatchLaunchSuffix) {
+			return "", false
+		}
+		id = id[:i]
+	}
+}
+
 // WorkloadMayRead reports whether a task may read the variable at path:
 // one of WorkloadVariablePrefixes exactly.
 func WorkloadMayRead(path, jobID, group, task string) bool {

@@ -15,6 +15,17 @@ import (
 // and deployments); never renumber.
 const deploymentRecord recordType = 71
 
+// deploymentStillCurrent reports whether d's job is still at d's
+// version: an auto-revert decided for d must not overwrite a job
+// registered since (it is that job's registration, not d's, that runs).
+func deploymentStillCurrent(tx *state.Txn, d *structs.Deployment) (bool, error) {
+	cur, err := tx.JobByID(d.Namespace, d.JobID)
+	if err != nil {
+		return false, err
+	}
+	return cur != nil && cur.Version == d.JobVersion && cur.CreateIndex == d.JobCreateIndex, nil
+}
+
 // applyDeploymentStatusUpdate changes a deployment's status, and with
 // it registers a job (auto-revert), marks its version stable (success)
 // and stores an evaluation.
@@ -37,6 +48,13 @@ func (f *FSM) applyDeploymentStatusUpdate(buf []byte, index uint64) any {
 		if d == nil {
 			return structs.KindErrorf(structs.ErrNotFound, "deployment %q not found", u.DeploymentID)
 		}
+		if !d.Active() {
+			// Decided on a deployment that ended before this entry
+			// applied (a user's fail racing the watcher, say): a stale
+			// decision changes nothing.
+			evals = nil
+			return nil
+		}
 		if err := tx.UpdateDeploymentStatus(u, 0); err != nil {
 			return err
 		}
@@ -46,6 +64,14 @@ func (f *FSM) applyDeploymentStatusUpdate(buf []byte, index uint64) any {
 			}
 		}
 		if req.Job != nil {
+			revert, err := deploymentStillCurrent(tx, d)
+			if err != nil {
+				return err
+			}
+			if !revert {
+				evals = nil
+				return nil
+			}
 			if err := tx.UpsertJob(req.Job); err != nil {
 				return err
 			}

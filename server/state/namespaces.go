@@ -142,6 +142,9 @@ func (tx *Txn) DeleteNamespaces(names []string) error {
 			return fmt.Errorf("delete namespace %q: %w (job %q; purge its jobs first)",
 				name, structs.ErrNamespaceInUse, job.(*structs.Job).ID)
 		}
+		if err := namespaceHasNoVariables(tx.txn, name); err != nil { // variables.go
+			return err
+		}
 		if err := tx.txn.Delete(TableNamespaces, existing); err != nil {
 			return fmt.Errorf("delete namespace %q: %w", name, err)
 		}

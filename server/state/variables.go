@@ -206,3 +206,19 @@ func (r *StateRestore) VariableRestore(v *structs.VariableEncrypted) error {
 func (r *StateRestore) RootKeyMetaRestore(m *structs.RootKeyMeta) error {
 	return r.insert(TableRootKeys, m.KeyID, m)
 }
+
+// namespaceHasNoVariables refuses (structs.ErrNamespaceInUse) to delete a
+// namespace that still holds variables, as Nomad does: they would
+// outlive it, sealed but readable by whoever gets a namespace of that
+// name next.
+func namespaceHasNoVariables(txn *memdb.Txn, name string) error {
+	raw, err := txn.First(TableVariables, indexID+"_prefix", name, "")
+	if err != nil {
+		return fmt.Errorf("delete namespace %q: %w", name, err)
+	}
+	if raw != nil {
+		return fmt.Errorf("delete namespace %q: %w (variable %q; delete its variables first)",
+			name, structs.ErrNamespaceInUse, raw.(*structs.VariableEncrypted).Path)
+	}
+	return nil
+}

@@ -84,3 +84,23 @@ func TestRootKeyMetas(t *testing.T) {
 		t.Errorf("active key = %+v, want k1", m)
 	}
 }
+
+// TestDeleteNamespaceWithVariablesRefused: a namespace holding variables
+// is not deleted (its secrets would pass to the next namespace of that
+// name); a namespace whose name only prefixes it is, and so is the
+// namespace once its variables are gone.
+func TestDeleteNamespaceWithVariablesRefused(t *testing.T) {
+	s := newTestStore(t)
+	must(t, s.UpsertNamespaces(1, []*structs.Namespace{{Name: "team"}, {Name: "tea"}}))
+	must(t, s.UpsertVariable(2, sealed("team", "db/pass"), nil))
+	err := s.DeleteNamespaces(3, []string{"team"})
+	if !errors.Is(err, structs.ErrNamespaceInUse) {
+		t.Fatalf("delete a namespace with a variable = %v, want in use", err)
+	}
+	if ns, _ := s.NamespaceByName(nil, "team"); ns == nil {
+		t.Fatal("namespace deleted despite its variable")
+	}
+	must(t, s.DeleteNamespaces(4, []string{"tea"}))
+	must(t, s.DeleteVariable(5, "team", "db/pass", nil))
+	must(t, s.DeleteNamespaces(6, []string{"team"}))
+}
