@@ -62,7 +62,7 @@ func (tr *taskRunner) prestart(cfg *drivers.TaskConfig) (res *drivers.ExitResult
 	}
 	if len(env) > 0 {
 		maps.Copy(cfg.Env, env)
-		cfg.Config = InterpolateConfig(tr.task.Config, cfg.Env)
+		cfg.Config = Runtime{Env: cfg.Env, Node: tr.ar.node}.Config(tr.task.Config) // the node values too
 	}
 	return nil, false, true
 }
