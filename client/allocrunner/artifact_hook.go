@@ -86,7 +86,9 @@ func FetchArtifact(ctx context.Context, a *structs.TaskArtifact, taskDir, allocD
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stage, err := os.MkdirTemp("", "drover-artifact-")
+	// In the alloc dir: on the disk the artifact goes to (not a small
+	// tmpfs), and 0700, so that no task of another user reaches it.
+	stage, err := os.MkdirTemp(allocDir, ".artifact-")
 	if err != nil {
 		return fmt.Errorf("artifact %s: staging dir: %w", a.GetterSource, err)
 	}

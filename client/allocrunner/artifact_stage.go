@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Artifacts are fetched into a private staging dir of the client and
+// Artifacts are fetched into a private staging dir of the client (0700,
+// in the allocation dir, beside the task dirs) and
 // only then copied into the task dir through an os.Root: go-getter
 // writes (and unpacks) with plain paths, and a task dir may hold
 // symlinks a previous attempt of the task planted ("local/x" -> "/etc",
