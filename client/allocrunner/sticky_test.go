@@ -66,3 +66,25 @@ func TestMoveDataEntriesKeepsLinksAsLinks(t *testing.T) {
 		t.Errorf("target moved: %v", err)
 	}
 }
+
+// TestPreemptMarkerDoesNotFollowLinks: the DROVER_PREEMPTED marker is
+// not written through a symlink a task left in the shared dir.
+func TestPreemptMarkerDoesNotFollowLinks(t *testing.T) {
+	allocDir, host := t.TempDir(), t.TempDir()
+	target := filepath.Join(host, "shadow")
+	if err := os.WriteFile(target, []byte("root:secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(SharedDir(allocDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(SharedDir(allocDir), structs.EnvPreempted)); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeShared(allocDir, structs.EnvPreempted, []byte("1\n")); err == nil {
+		t.Error("wrote through a symlink out of the shared dir")
+	}
+	if got, _ := os.ReadFile(target); string(got) != "root:secret\n" {
+		t.Errorf("target = %q, overwritten", got)
+	}
+}
