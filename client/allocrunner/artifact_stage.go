@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Artifacts are fetched into a private staging dir of the client (0700,
@@ -46,7 +47,11 @@ func stageFileSource(allocDir, path, dst string, max int64) (string, error) {
 		case d.IsDir():
 			return os.MkdirAll(out, 0o700)
 		}
-		src, err := root.Open(filepath.FromSlash(p))
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		// O_NONBLOCK: a FIFO swapped in meanwhile must not block the open.
+		src, err := root.OpenFile(filepath.FromSlash(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return err
 		}

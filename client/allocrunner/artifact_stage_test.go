@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -94,5 +96,36 @@ func TestStageFileSourceRefusesSwappedLink(t *testing.T) {
 	}
 	if _, serr := os.Stat(dst); !errors.Is(serr, os.ErrNotExist) {
 		t.Errorf("staged copy exists: %v", serr)
+	}
+}
+
+// TestFetchArtifactRefusesFIFO: a FIFO as a file source fails at once
+// instead of blocking the task's prestart (and its stop) forever.
+func TestFetchArtifactRefusesFIFO(t *testing.T) {
+	allocDir := t.TempDir()
+	taskDir := filepath.Join(allocDir, "t")
+	fifo := filepath.Join(allocDir, "alloc", "data", "p")
+	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(taskDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		a := &structs.TaskArtifact{GetterSource: "file://" + fifo, RelativeDest: "local/p", GetterMode: "file"}
+		a.Canonicalize()
+		done <- FetchArtifact(context.Background(), a, taskDir, allocDir, TaskFilesConfig{})
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("fetched a FIFO")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("FetchArtifact blocked on a FIFO")
 	}
 }

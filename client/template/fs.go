@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ErrEscapes is a path that leads out of the task directory.
@@ -119,11 +120,15 @@ func ReadFile(root, rel string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := r.Open(filepath.Clean(rel))
+	// O_NONBLOCK: a FIFO the task left there must not block the client.
+	f, err := r.OpenFile(filepath.Clean(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, escapeError(rel, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%q is not a regular file", rel)
+	}
 	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err == nil && int64(len(buf)) > limit {
 		err = fmt.Errorf("%q is over %d bytes", rel, limit)
