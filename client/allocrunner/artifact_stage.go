@@ -155,7 +155,9 @@ func placeFile(root *os.Root, src, rel string) error {
 	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
-	if li, err := root.Lstat(rel); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+	// A symlink, FIFO or other special file the task left there goes (an
+	// open of a FIFO would block).
+	if li, err := root.Lstat(rel); err == nil && !li.Mode().IsRegular() && !li.IsDir() {
 		if err := root.Remove(rel); err != nil {
 			return fmt.Errorf("%s: %w", rel, err)
 		}

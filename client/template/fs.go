@@ -74,7 +74,7 @@ func WriteFile(root, rel string, data []byte, perm os.FileMode) (changed bool, e
 	}
 	defer r.Close()
 	clean := filepath.Clean(rel)
-	if old, err := r.ReadFile(clean); err == nil && bytes.Equal(old, data) {
+	if old, err := readRegular(r, clean, int64(len(data))); err == nil && bytes.Equal(old, data) {
 		return false, r.Chmod(clean, perm)
 	}
 	dir := filepath.Dir(clean)
@@ -99,6 +99,21 @@ func WriteFile(root, rel string, data []byte, perm os.FileMode) (changed bool, e
 		return false, err
 	}
 	return true, escapeError(rel, r.Rename(tmp, clean))
+}
+
+// readRegular reads name in r, at most limit+1 bytes, when it is a
+// regular file; opened non-blocking, so that a FIFO the task left where
+// its template goes does not block the client.
+func readRegular(r *os.Root, name string, limit int64) ([]byte, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 // escapeError wraps an os.Root error (a path that escapes root fails
