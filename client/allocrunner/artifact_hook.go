@@ -37,7 +37,7 @@ var artifactsDone sync.Map
 
 // fetchArtifacts downloads the task's artifacts into its directory,
 // once per task runner.
-func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string) error {
+func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string, env map[string]string) error {
 	if len(tr.task.Artifacts) == 0 {
 		return nil
 	}
@@ -45,8 +45,9 @@ func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string) error 
 		return nil
 	}
 	tr.emit(&structs.TaskEvent{Type: TaskDownloadingArtifacts, Message: "Client is downloading artifacts"}, nil)
+	rt := Runtime{Env: env, Node: tr.ar.node}
 	for _, a := range tr.task.Artifacts {
-		if err := FetchArtifact(ctx, a, taskDir, tr.ar.allocDir, tr.ar.files); err != nil {
+		if err := FetchArtifact(ctx, rt.artifact(a, taskDir), taskDir, tr.ar.allocDir, tr.ar.files); err != nil { // interpolate_paths.go
 			return err
 		}
 	}

@@ -53,7 +53,7 @@ func (tr *taskRunner) prestart(cfg *drivers.TaskConfig) (res *drivers.ExitResult
 	}
 	ctx, cancel := tr.lifeContext()
 	defer cancel()
-	if err := tr.fetchArtifacts(ctx, cfg.TaskDir); err != nil {
+	if err := tr.fetchArtifacts(ctx, cfg.TaskDir, cfg.Env); err != nil {
 		return tr.prestartFailed(TaskArtifactDownloadFailed, err)
 	}
 	env, err := tr.renderTemplates(ctx, cfg)

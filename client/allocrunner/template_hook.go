@@ -132,7 +132,8 @@ func (tr *taskRunner) renderAll(ctx context.Context, taskDir string, env map[str
 	for _, t := range tr.task.Templates {
 		text := t.EmbeddedTmpl
 		if t.SourcePath != "" {
-			buf, err := template.ReadFile(taskDir, t.SourcePath, maxTemplateSource)
+			src := Runtime{Env: env, Node: tr.ar.node}.taskPath(t.SourcePath, taskDir)
+			buf, err := template.ReadFile(taskDir, src, maxTemplateSource)
 			if err != nil {
 				return nil, reader, nil, unrecoverable(fmt.Errorf("template %s: source: %w", t.DestPath, err))
 			}
@@ -149,7 +150,8 @@ func (tr *taskRunner) renderAll(ctx context.Context, taskDir string, env map[str
 		if err != nil {
 			return nil, reader, nil, unrecoverable(fmt.Errorf("template %s: %w", t.DestPath, err))
 		}
-		didChange, err := template.WriteFile(taskDir, t.DestPath, res.Output, perm)
+		dest := Runtime{Env: env, Node: tr.ar.node}.taskPath(t.DestPath, taskDir) // interpolate_paths.go
+		didChange, err := template.WriteFile(taskDir, dest, res.Output, perm)
 		if err != nil {
 			return nil, reader, nil, unrecoverable(fmt.Errorf("template %s: write: %w", t.DestPath, err))
 		}
