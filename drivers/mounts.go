@@ -41,28 +41,47 @@ func (m *MountConfig) TaskDirPath(taskDir string) (string, error) {
 // LinkMounts makes each mount a symlink in the task dir pointing at its
 // host path, for drivers without isolation (raw_exec): the task reaches
 // the volume at <task dir>/<destination>. Read-only is not enforced (a
-// raw_exec task can reach any host path its user may).
+// raw_exec task can reach any host path its user may). The links are
+// made through an os.Root at the task dir: the task (another user than
+// the client) may have left symlinks there, which must not make the
+// client create a link elsewhere on the host.
 func LinkMounts(taskDir string, mounts []*MountConfig) error {
+	root, err := os.OpenRoot(taskDir)
+	if err != nil {
+		return fmt.Errorf("volume_mount: %w", err)
+	}
+	defer root.Close()
 	for _, m := range mounts {
 		if m == nil {
 			continue
 		}
-		link, err := m.TaskDirPath(taskDir)
-		if err != nil {
+		if err := linkMount(root, taskDir, m); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-			return fmt.Errorf("volume_mount %s: %w", m.TaskPath, err)
+	}
+	return nil
+}
+
+func linkMount(root *os.Root, taskDir string, m *MountConfig) error {
+	link, err := m.TaskDirPath(taskDir)
+	if err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(taskDir, link)
+	if err != nil {
+		return fmt.Errorf("volume_mount %s: %w", m.TaskPath, err)
+	}
+	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		return fmt.Errorf("volume_mount %s: %w", m.TaskPath, err)
+	}
+	if cur, err := root.Readlink(rel); err == nil && cur == m.HostPath {
+		return nil // a restart: already there
+	}
+	if err := root.Symlink(m.HostPath, rel); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: volume_mount destination %q: the task dir already holds something there", ErrInvalidConfig, m.TaskPath)
 		}
-		if cur, err := os.Readlink(link); err == nil && cur == m.HostPath {
-			continue // a restart: already there
-		}
-		if err := os.Symlink(m.HostPath, link); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("%w: volume_mount destination %q: the task dir already holds something there", ErrInvalidConfig, m.TaskPath)
-			}
-			return fmt.Errorf("volume_mount %s: %w", m.TaskPath, err)
-		}
+		return fmt.Errorf("volume_mount %s: %w", m.TaskPath, err)
 	}
 	return nil
 }

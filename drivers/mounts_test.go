@@ -32,3 +32,20 @@ func TestLinkMounts(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkMountsIgnoresPlantedLinks: a task that replaced a dir on the
+// way to its mount with a symlink out of its task dir does not make the
+// client create the volume's link out there.
+func TestLinkMountsIgnoresPlantedLinks(t *testing.T) {
+	taskDir, host, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(taskDir, "srv")); err != nil {
+		t.Fatal(err)
+	}
+	err := LinkMounts(taskDir, []*MountConfig{{TaskPath: "/srv/data", HostPath: host}})
+	if _, lerr := os.Lstat(filepath.Join(outside, "data")); lerr == nil {
+		t.Fatalf("the link was created out of the task dir (LinkMounts: %v)", err)
+	}
+	if err == nil {
+		t.Error("LinkMounts through an escaping symlink succeeded, want an error")
+	}
+}

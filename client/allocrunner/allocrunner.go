@@ -433,14 +433,24 @@ func (ar *AllocRunner) Update(alloc *structs.Allocation) {
 	}
 }
 
+// writeShared writes a file of the shared alloc dir through an os.Root:
+// a task that can write that dir may have left a symlink there.
+func writeShared(allocDir, name string, data []byte) error {
+	r, err := os.OpenRoot(SharedDir(allocDir))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.WriteFile(name, data, 0o644)
+}
+
 // preempt stops every task of a preempted allocation: it writes
 // DROVER_PREEMPTED (containing 1) into the shared alloc dir, so the task
 // can tell, and each task gets a Preempted event with its kill signal and
 // the grace time (kill_timeout) it has to checkpoint before the force
 // kill.
 func (ar *AllocRunner) preempt(alloc *structs.Allocation) {
-	path := filepath.Join(SharedDir(ar.allocDir), structs.EnvPreempted)
-	if err := os.WriteFile(path, []byte("1\n"), 0o644); err != nil {
+	if err := writeShared(ar.allocDir, structs.EnvPreempted, []byte("1\n")); err != nil {
 		ar.logger.Warn("mark allocation preempted", "error", err)
 	}
 	reason := alloc.DesiredDescription

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,7 +37,7 @@ var artifactsDone sync.Map
 
 // fetchArtifacts downloads the task's artifacts into its directory,
 // once per task runner.
-func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string) error {
+func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string, env map[string]string) error {
 	if len(tr.task.Artifacts) == 0 {
 		return nil
 	}
@@ -44,8 +45,9 @@ func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string) error 
 		return nil
 	}
 	tr.emit(&structs.TaskEvent{Type: TaskDownloadingArtifacts, Message: "Client is downloading artifacts"}, nil)
+	rt := Runtime{Env: env, Node: tr.ar.node}
 	for _, a := range tr.task.Artifacts {
-		if err := FetchArtifact(ctx, a, taskDir, tr.ar.allocDir, tr.ar.files); err != nil {
+		if err := FetchArtifact(ctx, rt.artifact(a, taskDir), taskDir, tr.ar.allocDir, tr.ar.files); err != nil { // interpolate_paths.go
 			return err
 		}
 	}
@@ -59,10 +61,12 @@ func (tr *taskRunner) fetchArtifacts(ctx context.Context, taskDir string) error 
 // verified, archives are unpacked, the download and what it unpacks are
 // bounded by cfg.ArtifactMaxSize and cfg.ArtifactTimeout, the
 // destination stays inside taskDir, and a file source must be inside
-// allocDir (a job must not copy the client host's files). A source or
-// destination Drover refuses is unrecoverable.
+// allocDir (a job must not copy the client host's files). go-getter
+// works in a private staging dir; the result is copied into taskDir
+// through an os.Root (artifact_stage.go). A source or destination Drover
+// refuses is unrecoverable.
 func FetchArtifact(ctx context.Context, a *structs.TaskArtifact, taskDir, allocDir string, cfg TaskFilesConfig) error {
-	src, err := artifactSource(a, allocDir)
+	u, local, err := artifactSource(a, allocDir)
 	if err != nil {
 		return unrecoverable(err)
 	}
@@ -70,8 +74,7 @@ func FetchArtifact(ctx context.Context, a *structs.TaskArtifact, taskDir, allocD
 	if dest == "" {
 		dest = "local/"
 	}
-	dst, err := template.ResolveInside(taskDir, dest)
-	if err != nil {
+	if _, err := template.ResolveInside(taskDir, dest); err != nil {
 		return unrecoverable(fmt.Errorf("artifact %s: destination: %w", a.GetterSource, err))
 	}
 	maxSize := cfg.ArtifactMaxSize
@@ -84,6 +87,20 @@ func FetchArtifact(ctx context.Context, a *structs.TaskArtifact, taskDir, allocD
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// In the alloc dir: on the disk the artifact goes to (not a small
+	// tmpfs), and 0700, so that no task of another user reaches it.
+	stage, err := os.MkdirTemp(allocDir, ".artifact-")
+	if err != nil {
+		return fmt.Errorf("artifact %s: staging dir: %w", a.GetterSource, err)
+	}
+	defer func() { _ = os.RemoveAll(stage) }()
+	if local != nil {
+		if u.Path, err = stageFileSource(local.root, local.path, filepath.Join(stage, "src"), maxSize); err != nil {
+			return fmt.Errorf("artifact %s: %w", a.GetterSource, err)
+		}
+	}
+	staged := filepath.Join(stage, "out")
+	dst := filepath.Join(staged, filepath.Clean(dest))
 	header := http.Header{}
 	for k, v := range a.GetterHeaders {
 		header.Set(k, v)
@@ -97,11 +114,14 @@ func FetchArtifact(ctx context.Context, a *structs.TaskArtifact, taskDir, allocD
 		Decompressors:   getter.LimitedDecompressors(artifactMaxFiles, maxSize),
 		DisableSymlinks: true,
 	}
-	req := &getter.Request{Src: src, Dst: dst, Pwd: taskDir, GetMode: artifactMode(a.GetterMode), Copy: true, DisableSymlinks: true}
+	req := &getter.Request{Src: u.String(), Dst: dst, Pwd: taskDir, GetMode: artifactMode(a.GetterMode), Copy: true, DisableSymlinks: true}
 	if _, err := client.Get(ctx, req); err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return fmt.Errorf("artifact %s: download not done after %s", a.GetterSource, timeout)
 		}
+		return fmt.Errorf("artifact %s: %w", a.GetterSource, err)
+	}
+	if err := placeStaged(stage, staged, taskDir); err != nil {
 		return fmt.Errorf("artifact %s: %w", a.GetterSource, err)
 	}
 	return nil
@@ -117,44 +137,50 @@ func artifactMode(m string) getter.Mode {
 	return getter.ModeAny
 }
 
+// localSource is a file source: path, resolved, inside root (the
+// allocation dir, resolved).
+type localSource struct{ root, path string }
+
 // artifactSource checks the source and returns it with the options as
-// go-getter reads them (query parameters).
-func artifactSource(a *structs.TaskArtifact, allocDir string) (string, error) {
+// go-getter reads them (query parameters), and for a file source where
+// it lies (FetchArtifact copies it from there).
+func artifactSource(a *structs.TaskArtifact, allocDir string) (*url.URL, *localSource, error) {
 	raw := a.GetterSource
 	if forced, _, ok := strings.Cut(raw, "::"); ok && !strings.Contains(forced, "/") {
-		return "", fmt.Errorf("artifact %s: the %s getter is not supported by Drover (http, https and file sources only)", raw, forced)
+		return nil, nil, fmt.Errorf("artifact %s: the %s getter is not supported by Drover (http, https and file sources only)", raw, forced)
 	}
+	var local *localSource
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("artifact %s: %w", raw, err)
+		return nil, nil, fmt.Errorf("artifact %s: %w", raw, err)
 	}
 	if !slices.Contains(artifactSchemes, u.Scheme) {
 		what := "no scheme"
 		if u.Scheme != "" {
 			what = "scheme " + u.Scheme
 		}
-		return "", fmt.Errorf("artifact %s: %s is not supported by Drover (http, https and file sources only; s3, gcs, git and hg are not)", raw, what)
+		return nil, nil, fmt.Errorf("artifact %s: %s is not supported by Drover (http, https and file sources only; s3, gcs, git and hg are not)", raw, what)
 	}
 	if u.Scheme == "file" {
 		real, err := filepath.EvalSymlinks(u.Path)
 		if err != nil {
-			return "", fmt.Errorf("artifact %s: %w", raw, err)
+			return nil, nil, fmt.Errorf("artifact %s: %w", raw, err)
 		}
 		root, err := filepath.EvalSymlinks(allocDir)
 		if err != nil || !strings.HasPrefix(real, root+string(filepath.Separator)) {
-			return "", fmt.Errorf("artifact %s: a file source must be inside the allocation directory", raw)
+			return nil, nil, fmt.Errorf("artifact %s: a file source must be inside the allocation directory", raw)
 		}
-		u.Path = real
+		u.Path, local = real, &localSource{root: root, path: real}
 	}
 	q := u.Query()
 	for k, v := range a.GetterOptions {
 		if !slices.Contains([]string{"checksum", "archive"}, k) {
-			return "", errors.New("artifact " + raw + ": option " + k + " is not supported")
+			return nil, nil, errors.New("artifact " + raw + ": option " + k + " is not supported")
 		}
 		q.Set(k, v)
 	}
 	u.RawQuery = q.Encode()
-	return u.String(), nil
+	return u, local, nil
 }
 
 // limitTransport fails a response body past max bytes (go-getter's own

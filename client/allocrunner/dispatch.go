@@ -37,6 +37,13 @@ func writeDispatchPayload(job *structs.Job, task *structs.Task, taskDir string) 
 	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
 		return fmt.Errorf("task %q: dispatch payload dir: %w", task.Name, err)
 	}
+	// A FIFO or other special file the task left there goes: opening it
+	// for writing would block.
+	if fi, err := root.Lstat(name); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		if err := root.Remove(name); err != nil {
+			return fmt.Errorf("task %q: dispatch payload: %w", task.Name, err)
+		}
+	}
 	if err := root.WriteFile(name, job.Payload, 0o644); err != nil {
 		return fmt.Errorf("task %q: dispatch payload: %w", task.Name, err)
 	}

@@ -189,11 +189,15 @@ func poststopPending(tasks []*taskRunner, states map[string]*structs.TaskState) 
 	return out
 }
 
+// killClientShutdown is the kill type of KillAll: no shutdown_delay.
+const killClientShutdown = "client shutdown"
+
 // KillAll stops every task, poststop ones included, which then do not
 // run: for a client shutting down, which waits for its tasks to die (at
-// most their kill timeouts). Kill is the stop that runs poststop tasks.
+// most their kill timeouts: a job's shutdown_delay, as long as it likes,
+// does not hold the agent). Kill is the stop that runs poststop tasks.
 func (ar *AllocRunner) KillAll(reason string) {
 	for _, tr := range ar.tasks {
-		tr.kill(structs.TaskKilling, reason)
+		tr.kill(killClientShutdown, reason)
 	}
 }

@@ -16,8 +16,12 @@ const TaskWaitingShutdownDelay = "Waiting for shutdown delay"
 // so that clients routed to it by a service registry move away first.
 // Service deregistration happens before this wait. It returns early
 // when the task exits meanwhile (exited, with its result, nil when the
-// driver's wait channel closed) or the client detaches.
+// driver's wait channel closed) or the client detaches. A client
+// shutting down (KillAll) does not wait.
 func (tr *taskRunner) waitShutdownDelay(waitCh <-chan *drivers.ExitResult) (res *drivers.ExitResult, exited bool) {
+	if tr.killType == killClientShutdown {
+		return nil, false
+	}
 	tr.ar.mu.Lock()
 	alloc := tr.ar.alloc
 	tr.ar.mu.Unlock()

@@ -96,3 +96,19 @@ func TestLogsDisabled(t *testing.T) {
 		}
 	}
 }
+
+// TestKillAllSkipsShutdownDelay: a client shutting down kills its tasks
+// at once; a job's shutdown_delay does not hold the agent.
+func TestKillAllSkipsShutdownDelay(t *testing.T) {
+	task := shTask("server", `echo up; while :; do sleep 0.05; done`)
+	task.ShutdownDelay = time.Hour
+	alloc := testAlloc(structs.JobTypeService, nil, task)
+	ar, _ := newRunner(t, alloc)
+	go ar.Run()
+	waitFor(t, func() bool { return ar.Alloc().ClientStatus == structs.AllocClientStatusRunning })
+	ar.KillAll("client shutting down")
+	waitDone(t, ar)
+	if evs := eventTypes(ar.Alloc().TaskStates["server"]); slices.Contains(evs, TaskWaitingShutdownDelay) {
+		t.Errorf("events %v: a client shutdown waited for shutdown_delay", evs)
+	}
+}

@@ -1,10 +1,7 @@
 package allocrunner
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/droverhq/drover/structs"
@@ -37,20 +34,10 @@ func (ar *AllocRunner) takeStickyData(tg *structs.TaskGroup, prevID string, prev
 			return 0, nil
 		}
 	}
-	src := filepath.Join(SharedDir(AllocDir(filepath.Dir(filepath.Dir(ar.allocDir)), prevID)), "data")
-	dst := filepath.Join(SharedDir(ar.allocDir), "data")
-	entries, err := os.ReadDir(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+	prevDir := AllocDir(filepath.Dir(filepath.Dir(ar.allocDir)), prevID)
+	moved, err = moveDataEntries(prevDir, ar.allocDir)
 	if err != nil {
-		return 0, fmt.Errorf("sticky data of %s: %w", prevID, err)
-	}
-	for _, e := range entries {
-		if err := os.Rename(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
-			return moved, fmt.Errorf("sticky data of %s: %w", prevID, err)
-		}
-		moved++
+		return moved, fmt.Errorf("sticky data of %s: %w", prevID, err)
 	}
 	return moved, nil
 }

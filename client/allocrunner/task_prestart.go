@@ -3,7 +3,7 @@ package allocrunner
 import (
 	"context"
 	"errors"
-	"maps"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/drivers"
@@ -53,7 +53,7 @@ func (tr *taskRunner) prestart(cfg *drivers.TaskConfig) (res *drivers.ExitResult
 	}
 	ctx, cancel := tr.lifeContext()
 	defer cancel()
-	if err := tr.fetchArtifacts(ctx, cfg.TaskDir); err != nil {
+	if err := tr.fetchArtifacts(ctx, cfg.TaskDir, cfg.Env); err != nil {
 		return tr.prestartFailed(TaskArtifactDownloadFailed, err)
 	}
 	env, err := tr.renderTemplates(ctx, cfg)
@@ -61,10 +61,38 @@ func (tr *taskRunner) prestart(cfg *drivers.TaskConfig) (res *drivers.ExitResult
 		return tr.prestartFailed(TaskTemplateFailed, err)
 	}
 	if len(env) > 0 {
-		maps.Copy(cfg.Env, env)
-		cfg.Config = InterpolateConfig(tr.task.Config, cfg.Env)
+		mergeTemplateEnv(cfg.Env, env)
+		cfg.Config = Runtime{Env: cfg.Env, Node: tr.ar.node}.Config(tr.task.Config) // the node values too
 	}
 	return nil, false, true
+}
+
+// mergeTemplateEnv adds an env = true template's variables to the
+// task's env, except those the client owns there: the allocation's
+// DROVER_*/NOMAD_* values, the GPU visibility variables (the NVIDIA
+// container runtime honours NVIDIA_VISIBLE_DEVICES: "all" would expose
+// every GPU of the node) and the MPS share limits, as TaskEnv keeps them
+// from the env block.
+func mergeTemplateEnv(dst, tmpl map[string]string) {
+	for k, v := range tmpl {
+		if _, set := dst[k]; (set || strings.HasPrefix(k, "CUDA_MPS_")) && clientOwnedEnv(k) {
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+func clientOwnedEnv(k string) bool {
+	switch {
+	case k == EnvNvidiaVisibleDevices, k == EnvCUDAVisibleDevices, strings.HasPrefix(k, "CUDA_MPS_"):
+		return true
+	}
+	for _, p := range envPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // prestartFailed records a failed hook, or the kill that cut it short.

@@ -38,6 +38,10 @@ type templateState struct {
 	paths    map[string]uint64 // variable path -> index last seen
 	prefixes map[string]uint64
 	watching bool
+	// gen counts the watcher's re-renders that changed a file; rendered
+	// is gen as the latest attempt's prestart render began: an attempt
+	// with rendered >= gen started with every change.
+	gen, rendered uint64
 }
 
 // varReader adapts the VariableSource to template.VarReader for one
@@ -75,7 +79,14 @@ func (tr *taskRunner) renderTemplates(ctx context.Context, cfg *drivers.TaskConf
 	}
 	announced := ""
 	for {
+		st := tr.templateState()
+		st.mu.Lock()
+		gen := st.gen
+		st.mu.Unlock()
 		env, reads, _, err := tr.renderAll(ctx, cfg.TaskDir, cfg.Env)
+		st.mu.Lock()
+		st.rendered = max(st.rendered, gen)
+		st.mu.Unlock()
 		var missing string
 		if errors.Is(err, template.ErrMissingVariable) {
 			missing = strings.TrimSpace(strings.TrimPrefix(err.Error(), template.ErrMissingVariable.Error()))
@@ -121,7 +132,8 @@ func (tr *taskRunner) renderAll(ctx context.Context, taskDir string, env map[str
 	for _, t := range tr.task.Templates {
 		text := t.EmbeddedTmpl
 		if t.SourcePath != "" {
-			buf, err := template.ReadFile(taskDir, t.SourcePath, maxTemplateSource)
+			src := Runtime{Env: env, Node: tr.ar.node}.taskPath(t.SourcePath, taskDir)
+			buf, err := template.ReadFile(taskDir, src, maxTemplateSource)
 			if err != nil {
 				return nil, reader, nil, unrecoverable(fmt.Errorf("template %s: source: %w", t.DestPath, err))
 			}
@@ -138,7 +150,8 @@ func (tr *taskRunner) renderAll(ctx context.Context, taskDir string, env map[str
 		if err != nil {
 			return nil, reader, nil, unrecoverable(fmt.Errorf("template %s: %w", t.DestPath, err))
 		}
-		didChange, err := template.WriteFile(taskDir, t.DestPath, res.Output, perm)
+		dest := Runtime{Env: env, Node: tr.ar.node}.taskPath(t.DestPath, taskDir) // interpolate_paths.go
+		didChange, err := template.WriteFile(taskDir, dest, res.Output, perm)
 		if err != nil {
 			return nil, reader, nil, unrecoverable(fmt.Errorf("template %s: write: %w", t.DestPath, err))
 		}
@@ -158,14 +171,23 @@ func (tr *taskRunner) renderAll(ctx context.Context, taskDir string, env map[str
 	return out, reader, changed, nil
 }
 
+// templateState is the task runner's template state, made on first use
+// and dropped when the allocation is done.
+func (tr *taskRunner) templateState() *templateState {
+	v, loaded := templateStates.LoadOrStore(tr, &templateState{})
+	if !loaded {
+		go func() { <-tr.ar.waitCh; templateStates.CompareAndDelete(tr, v) }()
+	}
+	return v.(*templateState)
+}
+
 // startTemplateWatch records what the templates read and starts the
 // task's watcher once.
 func (tr *taskRunner) startTemplateWatch(reads *varReader, taskDir string, env map[string]string) {
 	if tr.ar.files.Variables == nil || (len(reads.paths) == 0 && len(reads.prefixs) == 0) {
 		return
 	}
-	v, _ := templateStates.LoadOrStore(tr, &templateState{})
-	st := v.(*templateState)
+	st := tr.templateState()
 	st.mu.Lock()
 	st.paths, st.prefixes = reads.paths, reads.prefixs
 	start := !st.watching
@@ -181,7 +203,11 @@ func (tr *taskRunner) startTemplateWatch(reads *varReader, taskDir string, env m
 func (tr *taskRunner) watchTemplates(st *templateState, taskDir string, env map[string]string) {
 	ctx, cancel := tr.lifeContext()
 	defer cancel()
-	defer templateStates.Delete(tr)
+	defer func() {
+		st.mu.Lock()
+		st.watching = false
+		st.mu.Unlock()
+	}()
 	for {
 		if !tr.waitTemplateChange(ctx, st) {
 			return
@@ -207,9 +233,13 @@ func (tr *taskRunner) watchTemplates(st *templateState, taskDir string, env map[
 		for p, idx := range reads.prefixs {
 			st.prefixes[p] = idx
 		}
-		st.mu.Unlock()
 		if len(changed) > 0 {
-			tr.applyChangeModes(changed)
+			st.gen++
+		}
+		gen := st.gen
+		st.mu.Unlock()
+		if len(changed) > 0 && !tr.applyChangeModes(ctx, st, gen, changed) {
+			return
 		}
 	}
 }
@@ -292,9 +322,17 @@ func copyIndexes(m map[string]uint64) map[string]uint64 {
 	return out
 }
 
+// templateApplyRetry is how often a change that found the task not
+// running (started with the old files, not yet marked running) is tried
+// again.
+var templateApplyRetry = 50 * time.Millisecond
+
 // applyChangeModes acts on re-rendered templates: a restart wins over
-// signals; noop only rewrote the file.
-func (tr *taskRunner) applyChangeModes(changed []*structs.Template) {
+// signals; noop only rewrote the file. A task not running yet gets the
+// change once it runs, unless an attempt that rendered after the change
+// (gen) started meanwhile or the task is dead. It returns false when ctx
+// ended.
+func (tr *taskRunner) applyChangeModes(ctx context.Context, st *templateState, gen uint64, changed []*structs.Template) bool {
 	var dests []string
 	signals := map[string]bool{}
 	restart := false
@@ -307,17 +345,48 @@ func (tr *taskRunner) applyChangeModes(changed []*structs.Template) {
 			signals[strings.ToUpper(t.ChangeSignal)] = true
 		}
 	}
+	if !restart && len(signals) == 0 {
+		tr.emit(&structs.TaskEvent{Type: TaskTemplateRerendered, Message: "Template re-rendered: " + strings.Join(dests, ", ")}, nil)
+		return true
+	}
 	msg := "Template re-rendered: " + strings.Join(dests, ", ")
 	tr.emit(&structs.TaskEvent{Type: TaskTemplateRerendered, Message: msg}, nil)
+	for {
+		err := tr.applyOnce(restart, signals, msg)
+		if !errors.Is(err, ErrTaskNotRunning) {
+			return true
+		}
+		st.mu.Lock()
+		current := st.rendered >= gen
+		st.mu.Unlock()
+		if current || tr.state() == structs.TaskStateDead {
+			return true
+		}
+		select {
+		case <-tr.ar.clock.After(templateApplyRetry):
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// applyOnce requests the restart or sends the signals; ErrTaskNotRunning
+// when the task does not run now.
+func (tr *taskRunner) applyOnce(restart bool, signals map[string]bool, msg string) error {
 	if restart {
-		if err := tr.requestRestart(msg); err != nil && !errors.Is(err, ErrTaskNotRunning) {
+		err := tr.requestRestart(msg)
+		if err != nil && !errors.Is(err, ErrTaskNotRunning) {
 			tr.logger.Warn("template restart", "error", err)
 		}
-		return
+		return err
 	}
 	for sig := range signals {
-		if err := tr.ar.SignalTask(tr.task.Name, sig); err != nil && !errors.Is(err, ErrTaskNotRunning) {
+		if err := tr.ar.SignalTask(tr.task.Name, sig); err != nil {
+			if errors.Is(err, ErrTaskNotRunning) {
+				return err
+			}
 			tr.logger.Warn("template signal", "signal", sig, "error", err)
 		}
 	}
+	return nil
 }

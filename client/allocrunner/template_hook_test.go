@@ -152,3 +152,54 @@ func TestTemplateRefusals(t *testing.T) {
 		t.Errorf("status %s, template event %q; want failed naming Consul (events %v)", got.ClientStatus, msg, eventTypes(st))
 	}
 }
+
+// TestTemplateEnvKeepsNodeInterpolation: with an env = true template,
+// the driver config is interpolated again with the template's variables
+// and still resolves ${node.*} and ${attr.*}.
+func TestTemplateEnvKeepsNodeInterpolation(t *testing.T) {
+	task := shTask("t", "")
+	task.Config["args"] = []any{"-c", `echo "$0 $1 $2" > out`, "${node.unique.name}", "${attr.kernel.name}", "${MODE}"}
+	task.Templates = []*structs.Template{{EmbeddedTmpl: "MODE=fast\n", DestPath: "local/app.env", Envvars: true}}
+	ar, err := New(&Config{
+		Alloc:     testAlloc(structs.JobTypeBatch, noRestarts, task),
+		DataDir:   drivertest.ReachableTempDir(t),
+		Drivers:   map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
+		OnUpdate:  func(*structs.Allocation) {},
+		TaskFiles: TaskFilesConfig{Variables: newMemVars()},
+		Node:      &structs.Node{ID: "n1", Name: "gpu-7", Attributes: map[string]string{"kernel.name": "linux"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runToEnd(t, ar)
+	if got.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("status %q; %s", got.ClientStatus, describeTasks(got))
+	}
+	if out := readTaskFile(ar, "out"); out != "gpu-7 linux fast\n" {
+		t.Errorf("args = %q, want %q", out, "gpu-7 linux fast\n")
+	}
+}
+
+// TestTemplateEnvCannotWidenGPUs: an env = true template does not
+// override the GPU visibility variables nor the allocation's own
+// DROVER_/NOMAD_ values; its other variables reach the task.
+func TestTemplateEnvCannotWidenGPUs(t *testing.T) {
+	task := shTask("t", `test "$NVIDIA_VISIBLE_DEVICES" = void && test -z "$CUDA_VISIBLE_DEVICES" && test "$NOMAD_TASK_NAME" = t && test -z "$CUDA_MPS_PIPE_DIRECTORY" && test "$FOO" = 1`)
+	task.Templates = []*structs.Template{{
+		EmbeddedTmpl: "NVIDIA_VISIBLE_DEVICES=all\nCUDA_VISIBLE_DEVICES=0,1\nNOMAD_TASK_NAME=other\nCUDA_MPS_PIPE_DIRECTORY=/tmp/x\nFOO=1\n",
+		DestPath:     "local/app.env", Envvars: true,
+	}}
+	ar, err := New(&Config{
+		Alloc:     testAlloc(structs.JobTypeBatch, noRestarts, task),
+		DataDir:   drivertest.ReachableTempDir(t),
+		Drivers:   map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
+		OnUpdate:  func(*structs.Allocation) {},
+		TaskFiles: TaskFilesConfig{Variables: newMemVars()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runToEnd(t, ar); got.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("status %q (the template widened the task's env); %s", got.ClientStatus, describeTasks(got))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ErrEscapes is a path that leads out of the task directory.
@@ -73,7 +74,7 @@ func WriteFile(root, rel string, data []byte, perm os.FileMode) (changed bool, e
 	}
 	defer r.Close()
 	clean := filepath.Clean(rel)
-	if old, err := r.ReadFile(clean); err == nil && bytes.Equal(old, data) {
+	if old, err := readRegular(r, clean, int64(len(data))); err == nil && bytes.Equal(old, data) {
 		return false, r.Chmod(clean, perm)
 	}
 	dir := filepath.Dir(clean)
@@ -100,6 +101,21 @@ func WriteFile(root, rel string, data []byte, perm os.FileMode) (changed bool, e
 	return true, escapeError(rel, r.Rename(tmp, clean))
 }
 
+// readRegular reads name in r, at most limit+1 bytes, when it is a
+// regular file; opened non-blocking, so that a FIFO the task left where
+// its template goes does not block the client.
+func readRegular(r *os.Root, name string, limit int64) ([]byte, error) {
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
+}
+
 // escapeError wraps an os.Root error (a path that escapes root fails
 // there when a symlink appeared after ResolveInside checked) with rel.
 func escapeError(rel string, err error) error {
@@ -119,11 +135,15 @@ func ReadFile(root, rel string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	f, err := r.Open(filepath.Clean(rel))
+	// O_NONBLOCK: a FIFO the task left there must not block the client.
+	f, err := r.OpenFile(filepath.Clean(rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, escapeError(rel, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%q is not a regular file", rel)
+	}
 	buf, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err == nil && int64(len(buf)) > limit {
 		err = fmt.Errorf("%q is over %d bytes", rel, limit)

@@ -156,11 +156,17 @@ func taskInit(isolated bool) int {
 	}
 	statusName := os.Getenv(statusEnv)
 	os.Unsetenv(statusEnv)
+	held, err := releaseEnv() // loaderenv_linux.go
+	if err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		return 126
+	}
+	env := append(os.Environ(), held...)
 	path := os.Args[1]
 	if isolated {
 		// Found in the task's root, as the task sees it.
 		wd, _ := os.Getwd()
-		if path, err = resolveCommand(path, os.Environ(), wd); err != nil {
+		if path, err = resolveCommand(path, env, wd); err != nil {
 			fmt.Fprintf(status, "invalid %s\n", oneLine(strings.TrimPrefix(err.Error(), drivers.ErrInvalidConfig.Error()+": ")))
 			return 127
 		}
@@ -171,7 +177,7 @@ func taskInit(isolated bool) int {
 		return 126
 	}
 	proc, err := os.StartProcess(path, os.Args[1:], &os.ProcAttr{
-		Env:   os.Environ(),
+		Env:   env,
 		Files: []*os.File{devNull, out.stdout.TaskEnd(), out.stderr.TaskEnd()},
 		Sys:   &syscall.SysProcAttr{Credential: cred},
 	})

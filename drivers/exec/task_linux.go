@@ -196,6 +196,10 @@ func (t *task) startInit(s launchSpec) (readyW *os.File, err error) {
 		extra = append(extra, files[1]) // initListenFD
 		env = append(env, rootEnv+"="+root)
 	}
+	env, err = holdEnv(env) // loaderenv_linux.go
+	if err != nil {
+		return nil, err
+	}
 	t.cmd = &exec.Cmd{
 		Path:        initPath,
 		Args:        append([]string{s.path}, s.args...),

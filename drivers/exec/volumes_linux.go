@@ -1,8 +1,12 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/structs"
@@ -45,11 +49,40 @@ func volumeBinds(dir string, mounts []*drivers.MountConfig) ([]volumeBind, error
 }
 
 // bindVolumes binds the volumes into root, after the task and alloc
-// dirs (a volume may lie under the task dir).
+// dirs (a volume may lie under the task dir). This runs before the
+// pivot, where an absolute symlink reads as the host's path: a symlink a
+// previous attempt of the task left in its task dir must not make the
+// client create dirs, files or mounts out of the task's root.
 func bindVolumes(root string, vols []volumeBind) error {
 	for _, v := range vols {
+		if err := checkNoLinks(root, v.Dst); err != nil {
+			return fmt.Errorf("volume at %s: %w", v.Dst, err)
+		}
 		if err := bindInto(root, v.Src, v.Dst, v.ReadOnly); err != nil {
 			return fmt.Errorf("volume at %s: %w", v.Dst, err)
+		}
+	}
+	return nil
+}
+
+// checkNoLinks fails when an existing element of dst (a path inside
+// root) is a symlink.
+func checkNoLinks(root, dst string) error {
+	p := root
+	for _, e := range strings.Split(filepath.Clean("/"+dst), "/") {
+		if e == "" {
+			continue
+		}
+		p = filepath.Join(p, e)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%w: volume_mount destination %q: %s is a symlink", drivers.ErrInvalidConfig, dst, strings.TrimPrefix(p, root))
 		}
 	}
 	return nil

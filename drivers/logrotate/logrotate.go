@@ -79,7 +79,7 @@ func Open(base string, opts Options) (*Writer, error) {
 }
 
 func (w *Writer) openCurrent(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := openNoFollow(path)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}

@@ -231,3 +231,38 @@ func TestPumpDrainsWithoutWaitingForLeftovers(t *testing.T) {
 		t.Errorf("log = %q, want %q", got, want)
 	}
 }
+
+// TestOpenDoesNotFollowPlantedLinks: a task that can write the log dir
+// planted a link where the next log file goes (or replaced the dir by a
+// link): the writer refuses it, and the target is untouched.
+func TestOpenDoesNotFollowPlantedLinks(t *testing.T) {
+	outside := t.TempDir()
+	target := filepath.Join(outside, "passwd")
+	if err := os.WriteFile(target, []byte("root:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "web.stdout")
+	if err := os.Symlink(target, base+".0"); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := Open(base, Options{MaxFiles: 2, MaxFileBytes: 1000}); err == nil {
+		_, _ = w.Write([]byte("pwned\n"))
+		w.Close()
+		t.Error("opened a log file that is a symlink")
+	}
+	linkedDir := filepath.Join(t.TempDir(), "logs")
+	if err := os.Symlink(outside, linkedDir); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := Open(filepath.Join(linkedDir, "web.stdout"), Options{}); err == nil {
+		w.Close()
+		t.Error("opened a log in a dir that is a symlink")
+	}
+	if got, _ := os.ReadFile(target); string(got) != "root:x:0:0\n" {
+		t.Errorf("target = %q, changed", got)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "web.stdout")); err == nil {
+		t.Error("a log file was created through the linked dir")
+	}
+}
