@@ -95,6 +95,10 @@ Set Config Options:
     the fullest nodes, spread the emptiest, fgd (the default) is
     fragmentation-aware bin-packing that keeps GPUs placeable.
 
+  -memory-oversubscription=<true|false>
+    Whether tasks' memory_max takes effect (off by default): with it off,
+    a task's memory limit is its memory, whatever memory_max says.
+
   -check-index=<index>
     Change the configuration only if its modify index is still <index>
     (0: only if it was never set), so that concurrent changes are not
@@ -102,9 +106,10 @@ Set Config Options:
 }
 
 func (c *OperatorSchedulerSetConfigCommand) Run(args []string) int {
-	var algorithm, checkIndex string
+	var algorithm, checkIndex, oversub string
 	fs := c.flagSet("operator scheduler set-config")
 	fs.StringVar(&algorithm, "scheduler-algorithm", "", "")
+	fs.StringVar(&oversub, "memory-oversubscription", "", "")
 	fs.StringVar(&checkIndex, "check-index", "", "")
 	args, ok := c.parse(fs, args)
 	if !ok {
@@ -113,22 +118,40 @@ func (c *OperatorSchedulerSetConfigCommand) Run(args []string) int {
 	if len(args) != 0 {
 		return c.usageError("operator scheduler set-config", "no arguments")
 	}
-	if algorithm == "" {
-		c.Ui.Error("Nothing to change: give -scheduler-algorithm.")
+	if algorithm == "" && oversub == "" {
+		c.Ui.Error("Nothing to change: give -scheduler-algorithm or -memory-oversubscription.")
 		c.Ui.Error("Run 'drover operator scheduler set-config -help' for usage.")
 		return exitError
 	}
-	update := &structs.SchedulerConfiguration{SchedulerAlgorithm: strings.ToLower(algorithm)}
-	if err := update.Validate(); err != nil {
-		c.Ui.Error(fmt.Sprintf("Invalid -scheduler-algorithm %q: want one of %s", algorithm, strings.Join(structs.SchedulerAlgorithms, ", ")))
-		return exitError
+	var change schedulerChange
+	if algorithm != "" {
+		update := &structs.SchedulerConfiguration{SchedulerAlgorithm: strings.ToLower(algorithm)}
+		if err := update.Validate(); err != nil {
+			c.Ui.Error(fmt.Sprintf("Invalid -scheduler-algorithm %q: want one of %s", algorithm, strings.Join(structs.SchedulerAlgorithms, ", ")))
+			return exitError
+		}
+		change.algorithm = update.SchedulerAlgorithm
 	}
-	return c.set(update, checkIndex)
+	if oversub != "" {
+		on, err := strconv.ParseBool(oversub)
+		if err != nil {
+			c.Ui.Error(fmt.Sprintf("Invalid -memory-oversubscription %q: want true or false", oversub))
+			return exitError
+		}
+		change.oversubscribe = &on
+	}
+	return c.set(change, checkIndex)
+}
+
+// schedulerChange is what set-config changes; the rest keeps its value.
+type schedulerChange struct {
+	algorithm     string
+	oversubscribe *bool
 }
 
 // set reads the current configuration, applies update's settings to it,
 // and writes it back (with a check-and-set when checkIndex is given).
-func (c *OperatorSchedulerSetConfigCommand) set(update *structs.SchedulerConfiguration, checkIndex string) int {
+func (c *OperatorSchedulerSetConfigCommand) set(update schedulerChange, checkIndex string) int {
 	var cas *uint64
 	if checkIndex != "" {
 		idx, err := strconv.ParseUint(checkIndex, 10, 64)
@@ -153,7 +176,12 @@ func (c *OperatorSchedulerSetConfigCommand) set(update *structs.SchedulerConfigu
 	if cfg == nil {
 		cfg = structs.DefaultSchedulerConfiguration()
 	}
-	cfg.SchedulerAlgorithm = update.SchedulerAlgorithm
+	if update.algorithm != "" {
+		cfg.SchedulerAlgorithm = update.algorithm
+	}
+	if update.oversubscribe != nil {
+		cfg.MemoryOversubscriptionEnabled = *update.oversubscribe
+	}
 	ops := client.Operator()
 	set := ops.SchedulerSetConfiguration
 	if cas != nil {
@@ -169,6 +197,6 @@ func (c *OperatorSchedulerSetConfigCommand) set(update *structs.SchedulerConfigu
 		c.Ui.Error(fmt.Sprintf("Scheduler configuration not updated: its modify index is no longer %d (run get-config and retry)", *cas))
 		return exitError
 	}
-	c.Ui.Output(fmt.Sprintf("Scheduler configuration updated: algorithm %s (index %d)", cfg.SchedulerAlgorithm, resp.Index))
+	c.Ui.Output(fmt.Sprintf("Scheduler configuration updated: algorithm %s, memory oversubscription %t (index %d)", cfg.Algorithm(), cfg.MemoryOversubscriptionEnabled, resp.Index))
 	return 0
 }

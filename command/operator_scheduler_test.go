@@ -85,7 +85,15 @@ func TestOperatorSchedulerSetConfig(t *testing.T) {
 	}{
 		{
 			name: "set", args: []string{"-scheduler-algorithm=spread"}, updated: true,
-			wantOut: "Scheduler configuration updated: algorithm spread (index 12)", wantPuts: []string{"spread"},
+			wantOut: "Scheduler configuration updated: algorithm spread, memory oversubscription false (index 12)", wantPuts: []string{"spread"},
+		},
+		{
+			name: "memory oversubscription keeps the algorithm", args: []string{"-memory-oversubscription=true"}, updated: true,
+			wantOut: "algorithm binpack, memory oversubscription true", wantPuts: []string{"binpack"},
+		},
+		{
+			name: "bad memory oversubscription", args: []string{"-memory-oversubscription=maybe"},
+			wantCode: 1, wantOut: `Invalid -memory-oversubscription "maybe": want true or false`,
 		},
 		{
 			name: "double dash and upper case", args: []string{"--scheduler-algorithm", "BINPACK"}, updated: true,
@@ -108,7 +116,7 @@ func TestOperatorSchedulerSetConfig(t *testing.T) {
 			wantCode: 1, wantOut: `Invalid -check-index "soon"`,
 		},
 		{
-			name: "nothing to change", wantCode: 1, wantOut: "Nothing to change: give -scheduler-algorithm.",
+			name: "nothing to change", wantCode: 1, wantOut: "Nothing to change: give -scheduler-algorithm or -memory-oversubscription.",
 		},
 	}
 	for _, tt := range tests {

@@ -45,6 +45,10 @@ type SchedulerConfiguration struct {
 	// PreemptionConfig says, per job type, whether a job's placements may
 	// preempt lower-priority allocations (structs/preempt.go).
 	PreemptionConfig PreemptionConfig
+	// MemoryOversubscriptionEnabled lets tasks' memory_max take effect
+	// (Nomad's switch, off by default): without it a job could set a huge
+	// memory_max and run with no memory limit, starving its neighbours.
+	MemoryOversubscriptionEnabled bool
 
 	CreateIndex uint64
 	ModifyIndex uint64

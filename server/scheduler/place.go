@@ -34,6 +34,9 @@ type placer struct {
 	// preemption: placements that fit nowhere may preempt lower-priority
 	// allocations (preempt.go).
 	preemption bool
+	// oversubscribe keeps tasks' memory_max (the operator's
+	// MemoryOversubscriptionEnabled); otherwise it is dropped.
+	oversubscribe bool
 	// held are the nodes whose free GPUs other waiting gangs hold against
 	// this job; own is the job's own reservation (reserve.go).
 	held    holds
@@ -59,6 +62,11 @@ func newPlacer(state State, plan *structs.Plan, eval *structs.Evaluation, now fu
 		quota:     newQuotaGate(state, plan, plan.Job),
 		queue:     newQueueGate(state, plan, plan.Job),
 	}
+	cfg, err := Configuration(state)
+	if err != nil {
+		return nil, err
+	}
+	p.oversubscribe = cfg.MemoryOversubscriptionEnabled
 	for _, stops := range plan.NodeUpdate {
 		for _, a := range stops {
 			p.stopping[a.ID] = true
@@ -387,6 +395,13 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 
 func (p *placer) newAlloc(job *structs.Job, pl placement, option *feasible.Option, metric *structs.AllocMetric) *structs.Allocation {
 	now := p.now().UnixNano()
+	if !p.oversubscribe && option.Resources != nil {
+		for _, tr := range option.Resources.Tasks {
+			if tr != nil {
+				tr.Memory.MemoryMaxMB = 0 // memory_max is the operator's to allow
+			}
+		}
+	}
 	var status *structs.AllocDeploymentStatus
 	if pl.canary {
 		status = &structs.AllocDeploymentStatus{Canary: true}
