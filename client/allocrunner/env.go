@@ -92,6 +92,12 @@ func TaskEnvOn(alloc *structs.Allocation, task *structs.Task, allocDir, taskDir 
 	env := make(map[string]string, len(task.Env)+len(own))
 	rt := Runtime{Env: own, Node: node}
 	for k, v := range task.Env {
+		// The MPS pipe and limits are the client's (gpu_sharing.go): a
+		// job setting them could reach another allocation's MPS daemon
+		// or lift its own share's limits.
+		if strings.HasPrefix(k, "CUDA_MPS_") {
+			continue
+		}
 		env[k] = rt.Interpolate(v)
 	}
 	maps.Copy(env, own)

@@ -126,3 +126,22 @@ func TestInterpolateConfig(t *testing.T) {
 		t.Errorf("InterpolateConfig changed its input: %#v", in)
 	}
 }
+
+// A job's env cannot point CUDA_MPS_* at another allocation's MPS daemon
+// nor set its own share's limits: the client owns them.
+func TestTaskEnvDropsMPSSettings(t *testing.T) {
+	task := &structs.Task{Name: "main", Env: map[string]string{
+		"CUDA_MPS_PIPE_DIRECTORY":           "/var/lib/drover/alloc/other/mps",
+		"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE": "100",
+		"KEEP":                              "yes",
+	}}
+	env := TaskEnv(envAlloc(), task, "/a", "/a/main")
+	for _, k := range []string{"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("%s = %q from the job's env, want it dropped", k, v)
+		}
+	}
+	if env["KEEP"] != "yes" {
+		t.Errorf("KEEP = %q, want the job's value", env["KEEP"])
+	}
+}
