@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	nomad "github.com/hashicorp/nomad/api"
+)
+
+// The parity calls on periodic and parameterized jobs, variables, node
+// eligibility and the keyring.
+
+// batchJob is a batch job whose one task runs /bin/true.
+func batchJob(id string) *nomad.Job {
+	job := nomad.NewBatchJob(id, id, "global", 50)
+	job.Datacenters = []string{"dc1"}
+	job.AddTaskGroup(nomad.NewTaskGroup("g", 1).AddTask(nomad.NewTask("t", "raw_exec").SetConfig("command", "/bin/true").
+		Require(&nomad.Resources{CPU: intp(50), MemoryMB: intp(32)})))
+	job.Canonicalize()
+	return job
+}
+
+func callJobsPeriodicForce(t *testing.T, p *parity) {
+	job := batchJob("cron")
+	job.Periodic = &nomad.PeriodicConfig{Spec: new("0 0 1 1 *"), ProhibitOverlap: new(true)}
+	if _, _, err := p.c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	evalID, _, err := p.c.Jobs().PeriodicForce("cron", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evalID == "" {
+		t.Fatal("got no eval ID")
+	}
+	ev, _, err := p.c.Evaluations().Info(evalID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ev.JobID, "cron/periodic-") {
+		t.Errorf("eval's job %q, want a cron/periodic- child", ev.JobID)
+	}
+	child, _, err := p.c.Jobs().Info(ev.JobID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *child.ParentID != "cron" || child.Periodic != nil && child.Periodic.Enabled != nil && *child.Periodic.Enabled {
+		t.Errorf("child %s: parent %q, periodic %+v; want parent cron and no cron of its own", *child.ID, *child.ParentID, child.Periodic)
+	}
+}
+
+func callJobsDispatch(t *testing.T, p *parity) {
+	job := batchJob("render")
+	job.ParameterizedJob = &nomad.ParameterizedJobConfig{Payload: "optional", MetaOptional: []string{"who"}}
+	if _, _, err := p.c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := p.c.Jobs().Dispatch("render", map[string]string{"who": "alice"}, []byte("hello"), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(resp.DispatchedJobID, "render/dispatch-") || resp.EvalID == "" {
+		t.Fatalf("got %+v, want a render/dispatch- child and an eval", resp)
+	}
+	child, _, err := p.c.Jobs().Info(resp.DispatchedJobID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *child.ParentID != "render" || !child.Dispatched || child.Meta["who"] != "alice" || string(child.Payload) != "hello" {
+		t.Errorf("child: parent %q dispatched %v meta %v payload %q; want render's child with who=alice and hello",
+			*child.ParentID, child.Dispatched, child.Meta, child.Payload)
+	}
+	if _, _, err := p.c.Jobs().Dispatch("render", map[string]string{"what": "x"}, nil, "", nil); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Errorf("dispatch with unknown meta: %v, want a 400", err)
+	}
+}
+
+func callVariablesCreate(t *testing.T, p *parity) {
+	v, _, err := p.c.Variables().Create(&nomad.Variable{Path: "parity/db", Items: nomad.VariableItems{"user": "admin"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Path != "parity/db" || v.Namespace != "default" || v.ModifyIndex == 0 || v.Items["user"] != "admin" {
+		t.Errorf("got %+v, want parity/db stored with its items", v)
+	}
+}
+
+func callVariablesRead(t *testing.T, p *parity) {
+	v, _, err := p.c.Variables().Read("parity/db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Items["user"] != "admin" || v.CreateIndex == 0 || v.CreateIndex != v.ModifyIndex {
+		t.Errorf("got %+v, want user=admin", v)
+	}
+	if _, _, err := p.c.Variables().Read("parity/none", nil); !errors.Is(err, nomad.ErrVariablePathNotFound) {
+		t.Errorf("read a missing path: %v, want ErrVariablePathNotFound", err)
+	}
+}
+
+func callVariablesPeek(t *testing.T, p *parity) {
+	v, _, err := p.c.Variables().Peek("parity/db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, _, err := p.c.Variables().Peek("parity/none", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v == nil || v.Items["user"] != "admin" || none != nil {
+		t.Errorf("got %+v and %+v, want parity/db and nothing", v, none)
+	}
+}
+
+func callVariablesList(t *testing.T, p *parity) {
+	list, _, err := p.c.Variables().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, _, err := p.c.Variables().PrefixList("parity/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, _, err := p.c.Variables().PrefixList("zzz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(l []*nomad.VariableMetadata) bool {
+		return slices.ContainsFunc(l, func(m *nomad.VariableMetadata) bool { return m.Path == "parity/db" })
+	}
+	if !has(list) || !has(pre) || len(none) != 0 {
+		t.Errorf("got %+v, %+v, %+v; want parity/db in the first two only", list, pre, none)
+	}
+}
+
+func callVariablesCheckedUpdate(t *testing.T, p *parity) {
+	cur, _, err := p.c.Variables().Read("parity/db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := cur.ModifyIndex
+	cur.Items["user"] = "admin2"
+	next, _, err := p.c.Variables().CheckedUpdate(cur, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.ModifyIndex <= stale || next.Items["user"] != "admin2" {
+		t.Errorf("got %+v, want admin2 at a later index", next)
+	}
+	old := &nomad.Variable{Path: "parity/db", Items: nomad.VariableItems{"user": "mallory"}, ModifyIndex: stale}
+	_, _, err = p.c.Variables().CheckedUpdate(old, nil)
+	var conflict nomad.ErrCASConflict
+	if !errors.As(err, &conflict) || conflict.Conflict == nil || conflict.Conflict.ModifyIndex != next.ModifyIndex || conflict.CheckIndex != stale {
+		t.Fatalf("stale update: %v, want a CAS conflict showing index %d", err, next.ModifyIndex)
+	}
+}
+
+func callVariablesUpdate(t *testing.T, p *parity) {
+	v, _, err := p.c.Variables().Update(&nomad.Variable{Path: "parity/db", Items: nomad.VariableItems{"user": "admin3", "pass": "x"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Items["user"] != "admin3" || v.Items["pass"] != "x" {
+		t.Errorf("got %+v, want admin3 and pass", v)
+	}
+}
+
+func callVariablesDelete(t *testing.T, p *parity) {
+	if _, err := p.c.Variables().Delete("parity/db", nil); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := p.c.Variables().Peek("parity/db", nil)
+	if err != nil || v != nil {
+		t.Errorf("after delete: %+v, %v; want nothing", v, err)
+	}
+}
+
+func callNodesToggleEligibility(t *testing.T, p *parity) {
+	nodes, _, err := p.c.Nodes().List(nil)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("list: %v %v", nodes, err)
+	}
+	id := nodes[0].ID
+	if _, err := p.c.Nodes().ToggleEligibility(id, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.wantEligibility(t, id, "ineligible")
+	plan, _, err := p.c.Jobs().Plan(batchJob("elig"), false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.FailedTGAllocs["g"] == nil {
+		t.Errorf("plan on an ineligible node: failed %+v, want g unplaced", plan.FailedTGAllocs)
+	}
+	resp, err := p.c.Nodes().ToggleEligibility(id, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.NodeModifyIndex == 0 {
+		t.Errorf("got %+v, want the node's index", resp)
+	}
+	p.wantEligibility(t, id, "eligible")
+	if plan, _, err = p.c.Jobs().Plan(batchJob("elig"), false, nil); err != nil || plan.FailedTGAllocs["g"] != nil {
+		t.Errorf("plan on an eligible node: %+v, %v; want it placed", plan.FailedTGAllocs, err)
+	}
+}
+
+func (p *parity) wantEligibility(t *testing.T, id, want string) {
+	t.Helper()
+	node, _, err := p.c.Nodes().Info(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.SchedulingEligibility != want {
+		t.Errorf("eligibility %q, want %q", node.SchedulingEligibility, want)
+	}
+}
+
+func callKeyringList(t *testing.T, p *parity) {
+	keys, _, err := p.c.Keyring().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(keys, func(k *nomad.RootKeyMeta) bool { return k.State == nomad.RootKeyStateActive && k.KeyID != "" }) {
+		t.Errorf("got %+v, want an active key", keys)
+	}
+}
+
+func callKeyringRotate(t *testing.T, p *parity) {
+	key, _, err := p.c.Keyring().Rotate(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _, err := p.c.Keyring().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var active []string
+	for _, k := range keys {
+		if k.State == nomad.RootKeyStateActive {
+			active = append(active, k.KeyID)
+		}
+	}
+	if key == nil || len(keys) < 2 || !slices.Equal(active, []string{key.KeyID}) {
+		t.Errorf("rotated to %+v; keys %+v; want the new key the one active", key, keys)
+	}
+}
