@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	nomad "github.com/hashicorp/nomad/api"
 )
@@ -245,5 +246,80 @@ func callKeyringRotate(t *testing.T, p *parity) {
 	}
 	if key == nil || len(keys) < 2 || !slices.Equal(active, []string{key.KeyID}) {
 		t.Errorf("rotated to %+v; keys %+v; want the new key the one active", key, keys)
+	}
+}
+
+func callJobsValidate(t *testing.T, p *parity) {
+	ok, _, err := p.c.Jobs().Validate(batchJob("checked"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok.Error != "" || len(ok.ValidationErrors) != 0 {
+		t.Errorf("valid job: got %+v, want no errors", ok)
+	}
+	bad := batchJob("checked")
+	bad.TaskGroups[0].Tasks[0].Driver = ""
+	resp, _, err := p.c.Jobs().Validate(bad, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error == "" || len(resp.ValidationErrors) == 0 || !strings.Contains(resp.Error, "driver") {
+		t.Errorf("task without a driver: got %+v, want an error naming the driver", resp)
+	}
+	if _, _, err := p.c.Jobs().Info("checked", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("validate stored the job: %v", err)
+	}
+}
+
+func callJobsScaleStatus(t *testing.T, p *parity) {
+	var st *nomad.JobScaleStatusResponse
+	waitFor(t, 30*time.Second, "both of parity's allocations running", func() bool {
+		var err error
+		st, _, err = p.c.Jobs().ScaleStatus("parity", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.TaskGroups["g"].Running == 2
+	})
+	g := st.TaskGroups["g"]
+	if st.JobID != "parity" || st.Namespace != "default" || st.JobStopped || g.Desired != 2 || g.Placed != 2 {
+		t.Errorf("got %+v, group %+v; want g desired and placed 2", st, g)
+	}
+	if _, _, err := p.c.Jobs().ScaleStatus("nope", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("unknown job: %v, want a 404", err)
+	}
+}
+
+func callJobsEnforceRegister(t *testing.T, p *parity) {
+	job, _, err := p.c.Jobs().Info("parity", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.c.Jobs().EnforceRegister(job, *job.JobModifyIndex-1, nil); err == nil || !strings.Contains(err.Error(), "modify index") {
+		t.Errorf("stale index: %v, want a conflict naming the modify index", err)
+	}
+	resp, _, err := p.c.Jobs().EnforceRegister(job, *job.JobModifyIndex, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.JobModifyIndex < *job.JobModifyIndex {
+		t.Errorf("got %+v, want an index not below %d", resp, *job.JobModifyIndex)
+	}
+}
+
+func callPrefixLists(t *testing.T, p *parity) {
+	p.needAlloc(t)
+	a := p.allocs[0]
+	nodes, _, err := p.c.Nodes().PrefixList(a.NodeID[:6])
+	if err != nil || len(nodes) != 1 || nodes[0].ID != a.NodeID {
+		t.Errorf("nodes: %+v, %v; want %s", nodes, err, a.NodeID)
+	}
+	allocs, _, err := p.c.Allocations().PrefixList(a.ID[:8])
+	if err != nil || len(allocs) != 1 || allocs[0].ID != a.ID {
+		t.Errorf("allocations: %+v, %v; want %s", allocs, err, a.ID)
+	}
+	evals, _, err := p.c.Evaluations().PrefixList(p.evalID[:8])
+	if err != nil || len(evals) != 1 || evals[0].ID != p.evalID {
+		t.Errorf("evaluations: %+v, %v; want %s", evals, err, p.evalID)
 	}
 }

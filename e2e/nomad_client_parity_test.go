@@ -55,6 +55,9 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Jobs.Evaluations", callJobsEvaluations},
 		{"Jobs.Plan", callJobsPlan},
 		{"Jobs.Scale", callJobsScale},
+		{"Jobs.ScaleStatus", callJobsScaleStatus}, // nomad_client_parity_more_test.go
+		{"Jobs.Validate", callJobsValidate},
+		{"Jobs.EnforceRegister", callJobsEnforceRegister},
 		{"Jobs.Register refuses an unsupported field", callJobsRegisterUnsupported},
 		{"Jobs.Register refuses an unknown field", callJobsRegisterUnknown},
 		{"Allocations.List", callAllocationsList},
@@ -65,6 +68,7 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Evaluations.List", callEvaluationsList},
 		{"Evaluations.Info", callEvaluationsInfo},
 		{"Evaluations.Allocations", callEvaluationsAllocations},
+		{"Nodes, Allocations and Evaluations.PrefixList", callPrefixLists},
 		{"Agent.Self", callAgentSelf},
 		{"Agent.Members", callAgentMembers},
 		{"Agent.Servers", callAgentServers},
