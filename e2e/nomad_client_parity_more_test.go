@@ -323,3 +323,47 @@ func callPrefixLists(t *testing.T, p *parity) {
 		t.Errorf("evaluations: %+v, %v; want %s", evals, err, p.evalID)
 	}
 }
+
+func callAgentHealth(t *testing.T, p *parity) {
+	h, err := p.c.Agent().Health()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Server == nil || !h.Server.Ok || h.Client == nil || !h.Client.Ok {
+		t.Errorf("got server %+v client %+v, want both ok", h.Server, h.Client)
+	}
+}
+
+func callAllocationsStop(t *testing.T, p *parity) {
+	job := batchJob("stopme")
+	job.TaskGroups[0].Tasks[0].SetConfig("command", "/bin/sleep").SetConfig("args", []string{"600"})
+	if _, _, err := p.c.Jobs().Register(job, nil); err != nil {
+		t.Fatal(err)
+	}
+	var alloc *nomad.AllocationListStub
+	waitFor(t, 30*time.Second, "stopme running", func() bool {
+		allocs, _, err := p.c.Jobs().Allocations("stopme", false, nil)
+		if err == nil && len(allocs) == 1 && allocs[0].ClientStatus == "running" {
+			alloc = allocs[0]
+		}
+		return alloc != nil
+	})
+	full, _, err := p.c.Allocations().Info(alloc.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.c.Allocations().Stop(full, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.EvalID == "" {
+		t.Errorf("got %+v, want an eval", resp)
+	}
+	waitFor(t, 30*time.Second, "the allocation stopped", func() bool {
+		a, _, err := p.c.Allocations().Info(alloc.ID, nil)
+		return err == nil && a.DesiredStatus == "stop" && a.ClientStatus != "running"
+	})
+	if _, _, err := p.c.Jobs().Deregister("stopme", true, nil); err != nil {
+		t.Error(err)
+	}
+}

@@ -72,6 +72,7 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Agent.Self", callAgentSelf},
 		{"Agent.Members", callAgentMembers},
 		{"Agent.Servers", callAgentServers},
+		{"Agent.Health", callAgentHealth},
 		{"Status.Leader", callStatusLeader},
 		{"Status.Peers", callStatusPeers},
 		{"Regions.List", callRegionsList},
@@ -125,6 +126,7 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Nodes.ToggleEligibility", callNodesToggleEligibility},
 		{"Keyring.List", callKeyringList},
 		{"Keyring.Rotate", callKeyringRotate},
+		{"Allocations.Stop", callAllocationsStop},
 		{"Jobs.Deregister", callJobsDeregister},
 	}
 	passed := 0

@@ -203,6 +203,7 @@ func (h *httpAPI) routes() {
 	h.routeNodeEligibility(m) // http_node_eligibility.go
 	h.routeJobValidate(m)     // http_job_validate.go
 	h.routeJobScaleStatus(m)  // http_job_scale_status.go
+	h.routeAgentHealth(m)     // http_agent_health.go
 	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))
