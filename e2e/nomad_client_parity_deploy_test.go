@@ -333,3 +333,30 @@ func callServicesDelete(t *testing.T, p *parity) {
 		t.Errorf("delete again: %v, want a 404", err)
 	}
 }
+
+func callJobsServices(t *testing.T, p *parity) {
+	regs, _, err := p.c.Jobs().Services("web", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regs) == 0 || !slices.ContainsFunc(regs, func(r *nomad.ServiceRegistration) bool { return r.ServiceName == "web-svc" && r.JobID == "web" }) {
+		t.Errorf("got %+v, want web's web-svc registrations", regs)
+	}
+	if _, _, err := p.c.Jobs().Services("nope", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("unknown job: %v, want a 404", err)
+	}
+}
+
+func callAllocationsServices(t *testing.T, p *parity) {
+	byJob, _, err := p.c.Jobs().Services("web", nil)
+	if err != nil || len(byJob) == 0 {
+		t.Fatalf("job's services: %v %v", byJob, err)
+	}
+	regs, _, err := p.c.Allocations().Services(byJob[0].AllocID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(regs) != 1 || regs[0].ID != byJob[0].ID || regs[0].Port == 0 {
+		t.Errorf("got %+v, want the allocation's one registration %s", regs, byJob[0].ID)
+	}
+}

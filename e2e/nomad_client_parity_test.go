@@ -113,6 +113,8 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Jobs.Revert", callJobsRevert},
 		{"Deployments.Pause", callDeploymentsPause},
 		{"Deployments.Fail", callDeploymentsFail},
+		{"Jobs.Services", callJobsServices},
+		{"Allocations.Services", callAllocationsServices},
 		{"Services.Delete", callServicesDelete},
 		{"Jobs.PeriodicForce", callJobsPeriodicForce}, // nomad_client_parity_more_test.go
 		{"Jobs.Dispatch", callJobsDispatch},

@@ -204,6 +204,7 @@ func (h *httpAPI) routes() {
 	h.routeJobValidate(m)     // http_job_validate.go
 	h.routeJobScaleStatus(m)  // http_job_scale_status.go
 	h.routeAgentHealth(m)     // http_agent_health.go
+	h.routeServicesBy(m)      // http_services_by.go
 	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))
