@@ -367,3 +367,25 @@ func callAllocationsStop(t *testing.T, p *parity) {
 		t.Error(err)
 	}
 }
+
+func callVariablesCheckedCreateAndDelete(t *testing.T, p *parity) {
+	v, _, err := p.c.Variables().CheckedCreate(&nomad.Variable{Path: "parity/cas", Items: nomad.VariableItems{"a": "1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conflict nomad.ErrCASConflict
+	_, _, err = p.c.Variables().CheckedCreate(&nomad.Variable{Path: "parity/cas", Items: nomad.VariableItems{"a": "2"}}, nil)
+	if !errors.As(err, &conflict) || conflict.Conflict == nil || conflict.Conflict.ModifyIndex != v.ModifyIndex {
+		t.Errorf("create over an existing variable: %v, want a CAS conflict at %d", err, v.ModifyIndex)
+	}
+	_, err = p.c.Variables().CheckedDelete("parity/cas", v.ModifyIndex-1, nil)
+	if !errors.As(err, &conflict) || conflict.Conflict == nil || conflict.Conflict.ModifyIndex != v.ModifyIndex {
+		t.Errorf("delete at a stale index: %v, want a CAS conflict at %d", err, v.ModifyIndex)
+	}
+	if _, err := p.c.Variables().CheckedDelete("parity/cas", v.ModifyIndex, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := p.c.Variables().Peek("parity/cas", nil); err != nil || got != nil {
+		t.Errorf("after delete: %+v, %v; want nothing", got, err)
+	}
+}

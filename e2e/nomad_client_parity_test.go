@@ -125,6 +125,7 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Variables.CheckedUpdate (a stale index is a CAS conflict)", callVariablesCheckedUpdate},
 		{"Variables.Update", callVariablesUpdate},
 		{"Variables.Delete", callVariablesDelete},
+		{"Variables.CheckedCreate and CheckedDelete", callVariablesCheckedCreateAndDelete},
 		{"Nodes.ToggleEligibility", callNodesToggleEligibility},
 		{"Keyring.List", callKeyringList},
 		{"Keyring.Rotate", callKeyringRotate},
