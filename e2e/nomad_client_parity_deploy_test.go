@@ -360,3 +360,22 @@ func callAllocationsServices(t *testing.T, p *parity) {
 		t.Errorf("got %+v, want the allocation's one registration %s", regs, byJob[0].ID)
 	}
 }
+
+func callJobsPlanCanary(t *testing.T, p *parity) {
+	resp, _, err := p.c.Jobs().Plan(webJob("302"), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := resp.Annotations.DesiredTGUpdates["w"]
+	if u == nil || u.Canary != 1 || u.DestructiveUpdate != 0 {
+		t.Errorf("annotations: got %+v, want one canary and nothing replaced yet", u)
+	}
+	// Drover's diff is flat: one job-level field per change, named by its
+	// path (Nomad nests group and task diffs).
+	if resp.Diff == nil || resp.Diff.Type != "Edited" || len(resp.Diff.Fields) != 1 || resp.Diff.Fields[0].Name != `TaskGroups["w"].Tasks["srv"].Config.args` {
+		t.Errorf("diff: got %+v, want the sleep argument edited", resp.Diff)
+	}
+	if job, _, err := p.c.Jobs().Info("web", nil); err != nil || *job.Version != 2 {
+		t.Errorf("plan changed the job: %v", err)
+	}
+}

@@ -113,6 +113,7 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Jobs.Revert", callJobsRevert},
 		{"Deployments.Pause", callDeploymentsPause},
 		{"Deployments.Fail", callDeploymentsFail},
+		{"Jobs.Plan (a canary update)", callJobsPlanCanary},
 		{"Jobs.Services", callJobsServices},
 		{"Allocations.Services", callAllocationsServices},
 		{"Services.Delete", callServicesDelete},
