@@ -115,7 +115,7 @@ function renderPlan(el, p) {
       <dt>Change</dt><dd class="diff-${type}" data-testid="plan-diff">${type === 'None' ? 'no change' : type}</dd>
       <dt>Job modify index</dt><dd class="mono">${p.JobModifyIndex ?? 0}</dd>
       <dt>Placements</dt><dd>${plural(placements.length, 'allocation')}${stops.length ? `, ${stops.length} to stop` : ''}</dd>
-      ${updates.map(([g, u]) => html`<dt>Group ${g}</dt><dd>${['Place', 'Stop', 'InPlaceUpdate', 'DestructiveUpdate', 'Canary', 'Ignore'].filter((k) => u[k]).map((k) => `${u[k]} ${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}`).join(', ') || 'no change'}</dd>`)}
+      ${updates.map(([g, u]) => html`<dt>Group ${g}</dt><dd>${['Place', 'Stop', 'InPlaceUpdate', 'DestructiveUpdate', 'Ignore'].filter((k) => u[k]).map((k) => `${u[k]} ${k.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()}`).join(', ') || 'no change'}</dd>`)}
     </dl>
     ${p.Warnings ? html`<div class="warnbox">${p.Warnings}</div>` : ''}
     ${placements.length ? html`<h3>Would place</h3><table><thead><tr><th>Group</th><th>Node</th><th>GPUs</th></tr></thead><tbody>
