@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -41,4 +42,22 @@ func (n *Nodes) Allocations(ctx context.Context, nodeID string, q *QueryOptions)
 		return nil, nil, err
 	}
 	return out, meta, nil
+}
+
+// nodeEligibilityBody is Nomad's NodeUpdateEligibilityRequest.
+type nodeEligibilityBody struct {
+	NodeID      string
+	Eligibility string
+}
+
+// UpdateEligibility sets the node's scheduling eligibility ("eligible"
+// or "ineligible"); nodeID must be the full ID.
+func (n *Nodes) UpdateEligibility(ctx context.Context, nodeID, eligibility string, w *WriteOptions) (*structs.NodeEligibilityUpdateResponse, *WriteMeta, error) {
+	var out structs.NodeEligibilityUpdateResponse
+	body := &nodeEligibilityBody{NodeID: nodeID, Eligibility: eligibility}
+	meta, err := n.c.write(ctx, http.MethodPut, "/v1/node/"+pathID(nodeID)+"/eligibility", body, &out, w, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, meta, nil
 }

@@ -96,7 +96,8 @@ func Commands(m Meta) map[string]cli.CommandFactory {
 		"node": func() (cli.Command, error) {
 			return &groupCommand{name: "node", synopsis: "Inspect client nodes and their GPUs"}, nil
 		},
-		"node status": func() (cli.Command, error) { return &NodeStatusCommand{Meta: m}, nil },
+		"node status":      func() (cli.Command, error) { return &NodeStatusCommand{Meta: m}, nil },
+		"node eligibility": func() (cli.Command, error) { return &NodeEligibilityCommand{Meta: m}, nil },
 		"alloc": func() (cli.Command, error) {
 			return &groupCommand{name: "alloc", synopsis: "Inspect allocations, their logs and files, and run commands in them"}, nil
 		},

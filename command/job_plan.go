@@ -168,6 +168,9 @@ func formatPlanGroup(group string, resp *structs.JobPlanResponse, verbose bool) 
 	if u.DestructiveUpdate > 0 {
 		counts = append(counts, fmt.Sprintf("%d destructive update", u.DestructiveUpdate))
 	}
+	if u.Canary > 0 {
+		counts = append(counts, fmt.Sprintf("%d canary", u.Canary))
+	}
 	if m, failed := resp.FailedTGAllocs[group]; failed {
 		n := 1
 		if m != nil {

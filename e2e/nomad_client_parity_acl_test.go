@@ -142,6 +142,37 @@ func TestE2E_NomadClientParityACL(t *testing.T) {
 				t.Errorf("got %v, want a 403", err)
 			}
 		}},
+		{"Nodes.ToggleEligibility needs node write", func(t *testing.T, p *aclParity) {
+			var nodes []*nomad.NodeListStub
+			waitFor(t, 30*time.Second, "the node", func() bool {
+				nodes, _, _ = p.c.Nodes().List(nil)
+				return len(nodes) == 1
+			})
+			limited := &nomad.WriteOptions{AuthToken: p.limited.SecretID}
+			if _, err := p.c.Nodes().ToggleEligibility(nodes[0].ID, false, limited); err == nil || !strings.Contains(err.Error(), "403") {
+				t.Errorf("with a namespace reader: %v, want a 403", err)
+			}
+			if _, err := p.c.Nodes().ToggleEligibility(nodes[0].ID, true, nil); err != nil {
+				t.Errorf("with the management token: %v", err)
+			}
+		}},
+		{"Variables.Create needs variable write", func(t *testing.T, p *aclParity) {
+			v := &nomad.Variable{Path: "acl/secret", Items: nomad.VariableItems{"k": "v"}}
+			if _, _, err := p.c.Variables().Create(v, &nomad.WriteOptions{AuthToken: p.limited.SecretID}); err == nil || !strings.Contains(err.Error(), "403") {
+				t.Errorf("with a namespace reader: %v, want a 403", err)
+			}
+			if _, _, err := p.c.Variables().Create(v, nil); err != nil {
+				t.Errorf("with the management token: %v", err)
+			}
+		}},
+		{"Deployments.List is filtered by namespace", func(t *testing.T, p *aclParity) {
+			if _, _, err := p.c.Deployments().List(&nomad.QueryOptions{AuthToken: p.limited.SecretID}); err != nil {
+				t.Errorf("with a namespace reader: %v", err)
+			}
+			if _, _, err := p.c.Deployments().List(&nomad.QueryOptions{AuthToken: p.limited.SecretID, Namespace: "other"}); err == nil || !strings.Contains(err.Error(), "403") {
+				t.Errorf("another namespace: %v, want a 403", err)
+			}
+		}},
 		{"ACLTokens.Delete", func(t *testing.T, p *aclParity) {
 			if _, err := p.c.ACLTokens().Delete(p.limited.AccessorID, nil); err != nil {
 				t.Fatal(err)

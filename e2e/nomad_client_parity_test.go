@@ -22,14 +22,16 @@ type parity struct {
 	nodeID string
 	allocs []*nomad.AllocationListStub
 	evalID string
+	// deployments are web's: version 0's, then version 1's (the canary).
+	deployments []string
+	serviceID   string
+	policyID    string
 }
 
 // TestE2E_NomadClientParity drives a dev agent with the official Nomad
 // Go client, one named call at a time, each checking what it got back.
 // Calls run in order and may use what earlier ones learnt; a failing
-// call does not stop the rest. Append calls as Drover grows (versions,
-// dispatch, periodic force, revert, deployments, variables,
-// eligibility).
+// call does not stop the rest. Append calls as Drover grows.
 func TestE2E_NomadClientParity(t *testing.T) {
 	dir := reachableDir(t)
 	ports := freePorts(t, 3)
@@ -53,6 +55,9 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Jobs.Evaluations", callJobsEvaluations},
 		{"Jobs.Plan", callJobsPlan},
 		{"Jobs.Scale", callJobsScale},
+		{"Jobs.ScaleStatus", callJobsScaleStatus}, // nomad_client_parity_more_test.go
+		{"Jobs.Validate", callJobsValidate},
+		{"Jobs.EnforceRegister", callJobsEnforceRegister},
 		{"Jobs.Register refuses an unsupported field", callJobsRegisterUnsupported},
 		{"Jobs.Register refuses an unknown field", callJobsRegisterUnknown},
 		{"Allocations.List", callAllocationsList},
@@ -63,9 +68,11 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Evaluations.List", callEvaluationsList},
 		{"Evaluations.Info", callEvaluationsInfo},
 		{"Evaluations.Allocations", callEvaluationsAllocations},
+		{"Nodes, Allocations and Evaluations.PrefixList", callPrefixLists},
 		{"Agent.Self", callAgentSelf},
 		{"Agent.Members", callAgentMembers},
 		{"Agent.Servers", callAgentServers},
+		{"Agent.Health", callAgentHealth},
 		{"Status.Leader", callStatusLeader},
 		{"Status.Peers", callStatusPeers},
 		{"Regions.List", callRegionsList},
@@ -89,6 +96,41 @@ func TestE2E_NomadClientParity(t *testing.T) {
 		{"Allocations.Restart", callAllocationsRestart},
 		{"Operator.SchedulerSetConfiguration", callOperatorSchedulerSet},
 		{"System.GarbageCollect", callSystemGC},
+		{"Jobs.Register a service with a canary update", callWebRegister}, // nomad_client_parity_deploy_test.go
+		{"Jobs.LatestDeployment", callJobsLatestDeployment},
+		{"Services.List", callServicesList},
+		{"Services.Get", callServicesGet},
+		{"Scaling.ListPolicies", callScalingListPolicies},
+		{"Scaling.GetPolicy", callScalingGetPolicy},
+		{"Jobs.Register a new version (one canary)", callWebRegisterCanary},
+		{"Jobs.Versions", callJobsVersions},
+		{"Deployments.List", callDeploymentsList},
+		{"Deployments.Info", callDeploymentsInfo},
+		{"Deployments.Allocations", callDeploymentsAllocations},
+		{"Deployments.PromoteAll", callDeploymentsPromoteAll},
+		{"Jobs.Deployments", callJobsDeployments},
+		{"Jobs.Stable", callJobsStable},
+		{"Jobs.Revert", callJobsRevert},
+		{"Deployments.Pause", callDeploymentsPause},
+		{"Deployments.Fail", callDeploymentsFail},
+		{"Jobs.Plan (a canary update)", callJobsPlanCanary},
+		{"Jobs.Services", callJobsServices},
+		{"Allocations.Services", callAllocationsServices},
+		{"Services.Delete", callServicesDelete},
+		{"Jobs.PeriodicForce", callJobsPeriodicForce}, // nomad_client_parity_more_test.go
+		{"Jobs.Dispatch", callJobsDispatch},
+		{"Variables.Create", callVariablesCreate},
+		{"Variables.Read", callVariablesRead},
+		{"Variables.Peek", callVariablesPeek},
+		{"Variables.List and PrefixList", callVariablesList},
+		{"Variables.CheckedUpdate (a stale index is a CAS conflict)", callVariablesCheckedUpdate},
+		{"Variables.Update", callVariablesUpdate},
+		{"Variables.Delete", callVariablesDelete},
+		{"Variables.CheckedCreate and CheckedDelete", callVariablesCheckedCreateAndDelete},
+		{"Nodes.ToggleEligibility", callNodesToggleEligibility},
+		{"Keyring.List", callKeyringList},
+		{"Keyring.Rotate", callKeyringRotate},
+		{"Allocations.Stop", callAllocationsStop},
 		{"Jobs.Deregister", callJobsDeregister},
 	}
 	passed := 0

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/droverhq/drover/acl"
-	"github.com/droverhq/drover/server/scheduler"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -41,26 +40,9 @@ func (s *Server) registerJob(args *structs.JobRegisterRequest, reply *structs.Jo
 	if args.Job == nil {
 		return fmt.Errorf("register job: missing job: %w", structs.ErrInvalid)
 	}
-	if err := args.Job.CheckShape(); err != nil {
+	job, err := s.checkJob(args.Job) // endpoint_job_validate.go
+	if err != nil {
 		return err
-	}
-	if err := args.Job.CheckLimits(s.config.Limits); err != nil {
-		return err
-	}
-	job := args.Job.Copy()
-	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", structs.ErrInvalid, err)
-	}
-	if err := s.checkNamespace(job.Namespace); err != nil { // endpoint_namespace.go
-		return err
-	}
-	if err := s.checkQueue(job.Queue); err != nil { // endpoint_queue.go
-		return err
-	}
-	// The job types accepted are those the scheduler supports.
-	if _, err := scheduler.New(job.Type, nil, nil, nil); errors.Is(err, scheduler.ErrNotSupported) {
-		return fmt.Errorf("job %q: type %s is not supported yet: %w", job.ID, job.Type, structs.ErrInvalid)
 	}
 	if args.EnforceIndex {
 		// Refused early when it already conflicts; the FSM checks again

@@ -167,7 +167,10 @@ func (p *dryRunPlanner) fill(reply *structs.JobPlanResponse) {
 		}
 		for _, allocs := range plan.NodeAllocation {
 			for _, a := range allocs {
-				if !replaced[a.Name] {
+				switch {
+				case a.DeploymentStatus != nil && a.DeploymentStatus.Canary:
+					group(a.TaskGroup).Canary++ // Nomad counts a canary apart from placements
+				case !replaced[a.Name]:
 					group(a.TaskGroup).Place++
 				}
 				reply.Placements = append(reply.Placements, &structs.PlannedAlloc{

@@ -96,7 +96,7 @@ func liveVersions(t *testing.T, s *Server) []uint64 {
 }
 
 // TestServer_PlanCountsUpdates: a dry run of a job change reports its
-// in-place and destructive updates per group.
+// in-place and destructive updates and canaries per group.
 func TestServer_PlanCountsUpdates(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, testConfig(t))
@@ -109,6 +109,9 @@ func TestServer_PlanCountsUpdates(t *testing.T) {
 	scaled.TaskGroups[0].Count = 4
 	changed := job.Copy()
 	changed.TaskGroups[0].Tasks[0].Env = map[string]string{"VERSION": "2"}
+	canary := changed.Copy()
+	canary.TaskGroups[0].Update = structs.DefaultUpdateStrategy()
+	canary.TaskGroups[0].Update.Canary = 1
 	tests := []struct {
 		name string
 		job  *structs.Job
@@ -116,6 +119,7 @@ func TestServer_PlanCountsUpdates(t *testing.T) {
 	}{
 		{name: "count", job: scaled, want: structs.DesiredUpdates{Place: 1, InPlaceUpdate: 3}},
 		{name: "env, max_parallel 1", job: changed, want: structs.DesiredUpdates{DestructiveUpdate: 1}},
+		{name: "env, one canary", job: canary, want: structs.DesiredUpdates{Canary: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

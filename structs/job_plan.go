@@ -60,6 +60,7 @@ type DesiredUpdates struct {
 	Stop              uint64
 	InPlaceUpdate     uint64
 	DestructiveUpdate uint64
+	Canary            uint64 // canaries placed for a new version
 }
 
 // PlannedAlloc is one allocation of a dry run.

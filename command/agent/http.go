@@ -199,7 +199,12 @@ func (h *httpAPI) routes() {
 	m.HandleFunc("POST /v1/job/{id}/dispatch", h.wrap(h.jobDispatch))
 	m.HandleFunc("PUT /v1/job/{id}/periodic/force", h.wrap(h.periodicForce))
 	m.HandleFunc("POST /v1/job/{id}/periodic/force", h.wrap(h.periodicForce))
-	h.routeDeploy(m) // http_job_versions.go
+	h.routeDeploy(m)          // http_job_versions.go
+	h.routeNodeEligibility(m) // http_node_eligibility.go
+	h.routeJobValidate(m)     // http_job_validate.go
+	h.routeJobScaleStatus(m)  // http_job_scale_status.go
+	h.routeAgentHealth(m)     // http_agent_health.go
+	h.routeServicesBy(m)      // http_services_by.go
 	m.HandleFunc("GET /v1/gpus", h.wrap(h.gpus))
 
 	m.HandleFunc("GET /v1/allocations", h.wrap(h.allocsList))

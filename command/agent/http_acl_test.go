@@ -19,6 +19,7 @@ var publicRoutes = map[string]bool{
 	"GET /v1/regions":        true,
 	"POST /v1/acl/bootstrap": true,
 	"PUT /v1/acl/bootstrap":  true,
+	"GET /v1/agent/health":   true, // as in Nomad: whether the agent works, for load balancers
 }
 
 // ownRoutes are left out of the walk: exec is a websocket (its client
@@ -124,7 +125,7 @@ func TestEveryRouteNeedsAToken(t *testing.T) {
 	// Routes that take a job refuse members of other requests' bodies
 	// (jobspec.DecodeJSONBody), so they get the job alone.
 	jobBody := `{"Job": {"ID": "abc", "Name": "abc", "Type": "batch", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "raw_exec", "Config": {"command": "/bin/true"}}]}]}}`
-	takesJob := map[string]bool{"/v1/jobs": true, "/v1/job/{id}": true, "/v1/job/{id}/plan": true}
+	takesJob := map[string]bool{"/v1/jobs": true, "/v1/job/{id}": true, "/v1/job/{id}/plan": true, "/v1/validate/job": true}
 	anyBody := `{"Job": {"ID": "abc", "Name": "abc", "Type": "batch", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "g", "Count": 1, "Tasks": [{"Name": "t", "Driver": "raw_exec", "Config": {"command": "/bin/true"}}]}]},
 	  "Count": 1, "Target": {"Group": "g"}, "Name": "abc", "Signal": "SIGHUP", "Healthy": true, "JobHCL": "job \"x\" {}",
 	  "Limits": [{"Region": "global", "RegionLimit": {"GPU": 1}}], "Key": "T9jncgl9mbLus+baTTa7q7nPSUrXwbDi2dhbtqir37s="}`

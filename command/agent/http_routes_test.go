@@ -53,6 +53,7 @@ var agentLocal = map[string]bool{
 	"GET /v1/agent/self":            true,
 	"GET /v1/agent/members":         true,
 	"GET /v1/agent/servers":         true, // the servers its client knows
+	"GET /v1/agent/health":          true, // whether it knows a leader and a server
 	"PUT /v1/agent/join":            true,
 	"POST /v1/agent/join":           true,
 	"PUT /v1/agent/force-leave":     true,

@@ -159,6 +159,8 @@ func (f *FSM) handler(t structs.MessageType) applyFn {
 		return f.applyVariableDelete
 	case structs.RootKeyMetaUpsertRequestType:
 		return f.applyRootKeyMetaUpsert
+	case structs.NodeUpdateEligibilityRequestType:
+		return f.applyNodeEligibility // node_eligibility.go
 	case structs.JobStabilityRequestType:
 		return f.applyJobStability // job_version.go
 	case structs.DeploymentStatusUpdateRequestType:

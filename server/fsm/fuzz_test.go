@@ -82,6 +82,8 @@ func seedEntries(tb testing.TB) map[structs.MessageType][]byte {
 			Eval: testEval("e6", "j", structs.EvalStatusPending)},
 		structs.JobStabilityRequestType: &structs.JobStabilityRequest{JobID: "j", JobVersion: 0, Stable: true,
 			WriteRequest: structs.WriteRequest{Namespace: structs.DefaultNamespace}},
+		structs.NodeUpdateEligibilityRequestType: &structs.NodeUpdateEligibilityRequest{NodeID: "n1",
+			Eligibility: structs.NodeSchedulingIneligible, UpdatedAt: 9},
 	}
 	out := make(map[structs.MessageType][]byte, len(msgs))
 	for typ, msg := range msgs {
