@@ -58,6 +58,11 @@ func (sc *searchScope) allowed(ctx, ns string) bool {
 // through: every readable one of known for "all" (refused when none is),
 // else want itself, refused when the token may not read it.
 func (s *Server) searchScope(method, token, want, ns string, known []string) (*searchScope, error) {
+	// The token first: a bad one is refused before the request is judged.
+	a, _, err := s.resolveToken(token)
+	if err != nil {
+		return nil, err
+	}
 	if len(want) > structs.SearchMaxText {
 		return nil, structs.KindErrorf(structs.ErrInvalid, "%s: context is %d bytes, over %d", method, len(want), structs.SearchMaxText)
 	}
@@ -66,10 +71,6 @@ func (s *Server) searchScope(method, token, want, ns string, known []string) (*s
 	}
 	if want != structs.SearchAll && !slices.Contains(known, want) {
 		return nil, structs.KindErrorf(structs.ErrInvalid, "%s: context %q is not one Drover searches (%s, or all)", method, want, strings.Join(known, ", "))
-	}
-	a, _, err := s.resolveToken(token)
-	if err != nil {
-		return nil, err
 	}
 	sc := &searchScope{acl: a, ns: ns}
 	for _, ctx := range known {

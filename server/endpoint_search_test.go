@@ -75,6 +75,9 @@ func TestSearch_PrefixAndFuzzy(t *testing.T) {
 	if _, err := prefix(mgmt, "", "deployment", "default"); !errors.Is(err, structs.ErrInvalid) {
 		t.Errorf("unknown context: %v, want invalid", err)
 	}
+	if _, err := prefix("not-a-token", "", "deployment", "default"); !isDenied(err) {
+		t.Errorf("unknown context with a bad token: %v, want permission denied before the context is judged", err)
+	}
 
 	var fuzzy structs.FuzzySearchResponse
 	req := &structs.FuzzySearchRequest{Text: "EB-", Context: "all", QueryOptions: structs.QueryOptions{AuthToken: reader, Namespace: "*"}}
