@@ -82,6 +82,13 @@ func (s *Server) scaledJob(args *structs.JobScaleRequest) (*structs.JobRegisterR
 	if err := tg.Scaling.CheckCount(int64(*args.Count)); err != nil {
 		return nil, fmt.Errorf("scale job %q group %q: %w", args.JobID, args.Group, err)
 	}
+	if *args.Count > tg.Count || cur.Stop {
+		// Growing the job is new work in its queue: what a submit of the
+		// same spec needs is needed here too (endpoint_periodic.go).
+		if err := s.authorizeDispatch(args.AuthToken, cur); err != nil {
+			return nil, err
+		}
+	}
 	tg.Count = *args.Count
 	job.Stop = false
 	if err := job.CheckLimits(s.config.Limits); err != nil {

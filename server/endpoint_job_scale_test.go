@@ -192,3 +192,36 @@ func TestJobScale_NoLostUpdate(t *testing.T) {
 		}
 	}
 }
+
+// Scaling a job up is new work in its queue: a scale-job token without
+// write on that queue may shrink the job but not grow it.
+func TestJobScaleUpNeedsTheQueue(t *testing.T) {
+	t.Parallel()
+	s, mgmt := aclServer(t)
+	q := &structs.QueueUpsertRequest{Queue: &structs.Queue{Name: "prod", Weight: 10}}
+	q.AuthToken = mgmt
+	call(t, s, structs.RPCQueueUpsert, q, &structs.GenericResponse{})
+	job := gpuJob("web", structs.JobTypeService, 2, 0)
+	job.Queue = "prod"
+	reg := &structs.JobRegisterRequest{Job: job}
+	reg.AuthToken = mgmt
+	call(t, s, structs.RPCJobRegister, reg, &structs.JobRegisterResponse{})
+
+	scaler := clientToken(t, s, mgmt, "scaler", `namespace "default" { capabilities = ["scale-job"] }`)
+	prod := clientToken(t, s, mgmt, "prod-scaler", `namespace "default" { capabilities = ["scale-job"] }
+queue "prod" { policy = "write" }`)
+	scale := func(token string, count int) error {
+		req := &structs.JobScaleRequest{JobID: "web", Group: job.TaskGroups[0].Name, Count: &count}
+		req.AuthToken = token
+		return s.RPC(structs.RPCJobScale, req, &structs.JobRegisterResponse{})
+	}
+	if err := scale(scaler.SecretID, 5); !isDenied(err) {
+		t.Errorf("scale up without the queue's write: %v, want permission denied", err)
+	}
+	if err := scale(scaler.SecretID, 1); err != nil {
+		t.Errorf("scale down without the queue's write: %v, want it allowed", err)
+	}
+	if err := scale(prod.SecretID, 5); err != nil {
+		t.Errorf("scale up with the queue's write: %v", err)
+	}
+}
