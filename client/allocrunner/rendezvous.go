@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/droverhq/drover/drivers"
@@ -60,7 +61,14 @@ func (tr *taskRunner) rendezvous(cfg *drivers.TaskConfig) error {
 		}
 	}
 	maps.Copy(cfg.Env, env)
-	cfg.Config = Runtime{Env: cfg.Env, Node: ar.node}.Config(tr.task.Config)
+	rt := Runtime{Env: cfg.Env, Node: ar.node}
+	// The task's env block may name the rendezvous variables too.
+	for k, v := range tr.task.Env {
+		if _, own := env[k]; !own && !clientOwnedEnv(k) && strings.Contains(v, "${") {
+			cfg.Env[k] = rt.Interpolate(v)
+		}
+	}
+	cfg.Config = rt.Config(tr.task.Config)
 	return nil
 }
 
@@ -84,6 +92,9 @@ func awaitRendezvous(ctx context.Context, src RendezvousSource, alloc *structs.A
 			return nil, fmt.Errorf("rendezvous: %w", err)
 		}
 		if r.Ready() {
+			if r.Addrs[0].HostIP == "" {
+				return nil, fmt.Errorf("rendezvous: rank 0's node has no network address")
+			}
 			return r, nil
 		}
 		index = resp.Index
