@@ -14,6 +14,7 @@ var distributedSchema = &schema{
 // attribute.
 func (d *decoder) distributed(b *hcl.Block) *structs.DistributedConfig {
 	dc := &structs.DistributedConfig{}
+	before := len(d.diags)
 	c := d.content(b.Body, distributedSchema)
 	for _, a := range sortedAttrs(c.Attributes) {
 		switch a.Name {
@@ -32,7 +33,7 @@ func (d *decoder) distributed(b *hcl.Block) *structs.DistributedConfig {
 		}
 	}
 	dc.Canonicalize()
-	if err := dc.Validate(); err != nil && dc.Framework == structs.FrameworkJAX && dc.ProcsPerNode > 1 {
+	if err := dc.Validate(); err != nil && len(d.diags) == before {
 		d.errorf(b.DefRange, "Invalid distributed block", "%s.", err)
 	}
 	return dc
