@@ -40,6 +40,7 @@ func (v variableSource) ListVariables(ctx context.Context, allocID, task, prefix
 func (c *Client) taskFiles() allocrunner.TaskFilesConfig {
 	return allocrunner.TaskFilesConfig{
 		Variables:       variableSource{c},
+		Rendezvous:      rendezvousSource{c}, // rendezvous.go
 		ArtifactMaxSize: c.cfg.ArtifactMaxSize,
 		ArtifactTimeout: c.cfg.ArtifactTimeout,
 	}

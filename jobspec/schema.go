@@ -50,7 +50,7 @@ var (
 		attrs: []string{"count", "meta", "max_client_disconnect", "shutdown_delay", "prevent_reschedule_on_lost"},
 		blocks: []hcl.BlockHeaderSchema{
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
-			block("reschedule"), block("spread"), block("update"), block("gang"), block("network"), block("service"),
+			block("reschedule"), block("spread"), block("update"), block("gang"), block("distributed"), block("network"), block("service"),
 			block("volume", "name"), block("ephemeral_disk"), block("disconnect"),
 			block("scaling"), block("migrate"),
 		},

@@ -120,6 +120,9 @@ type TaskGroup struct {
 	Update *UpdateStrategy
 	// Gang makes the group's placement all or nothing (structs/gang.go).
 	Gang *Gang
+	// Distributed ranks the group's allocations for a training job
+	// (structs/distributed.go).
+	Distributed *DistributedConfig `json:",omitempty"`
 	// Networks are the group's ports (structs/network.go).
 	Networks []*NetworkResource `json:",omitempty"`
 	// Services are registered in Drover's service registry while the
@@ -309,6 +312,7 @@ func (j *Job) Canonicalize() {
 		}
 		tg.Update.Canonicalize()
 		tg.Gang.Canonicalize()
+		tg.canonicalizeRendezvous()
 		tg.canonicalizeServices(j.Name)
 		tg.Disconnect.Canonicalize()
 		if tg.RestartPolicy == nil {
@@ -445,6 +449,9 @@ func (tg *TaskGroup) Validate() error {
 		add("group %q: %w", tg.Name, err)
 	}
 	if err := tg.Gang.Validate(tg.Count); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
+	if err := tg.Distributed.Validate(); err != nil {
 		add("group %q: %w", tg.Name, err)
 	}
 	for _, c := range tg.Constraints {
@@ -702,6 +709,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Meta = maps.Clone(tg.Meta)
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
+	c.Distributed = tg.Distributed.Copy()
 	c.Networks = copyNetworks(tg.Networks)
 	c.Services = copyServices(tg.Services)
 	c.Volumes = copyVolumes(tg.Volumes)

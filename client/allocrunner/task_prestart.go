@@ -24,6 +24,9 @@ const (
 type TaskFilesConfig struct {
 	// Variables serves nomadVar and friends; nil refuses them.
 	Variables VariableSource
+	// Rendezvous serves the peers of gang and distributed allocations
+	// (rendezvous.go); nil gives them no rendezvous variables.
+	Rendezvous RendezvousSource
 	// ArtifactMaxSize bounds one artifact's download (and unpacked
 	// size), in bytes; 0 is DefaultArtifactMaxSize.
 	ArtifactMaxSize int64
@@ -48,6 +51,9 @@ type VariableSource interface {
 // the same config would hit again fails the task at once (wrapped in
 // drivers.ErrInvalidConfig); others go to the restart policy.
 func (tr *taskRunner) prestart(cfg *drivers.TaskConfig) (res *drivers.ExitResult, wasKilled, ok bool) {
+	if err := tr.rendezvous(cfg); err != nil { // rendezvous.go
+		return tr.prestartFailed(TaskRendezvousFailed, err)
+	}
 	if len(tr.task.Artifacts) == 0 && len(tr.task.Templates) == 0 {
 		return nil, false, true
 	}

@@ -1,0 +1,112 @@
+package allocrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/structs"
+)
+
+// TaskRendezvousFailed is the task event of a rendezvous that did not
+// complete (rank 0 never placed, or the servers refused).
+const TaskRendezvousFailed = "Rendezvous Failed"
+
+// RendezvousTimeout bounds how long a task waits for rank 0 (and, for
+// mpi, every rank) to be placed before the attempt fails.
+const RendezvousTimeout = 10 * time.Minute
+
+// rendezvousWait is one blocking query's wait.
+const rendezvousWait = 30 * time.Second
+
+// RendezvousSource reads the peers of a gang or distributed allocation
+// this client runs; a read with minIndex > 0 blocks until the answer's
+// index passes it or wait ends.
+type RendezvousSource interface {
+	Peers(ctx context.Context, allocID string, minIndex uint64, wait time.Duration) (*structs.RendezvousResponse, error)
+}
+
+// rendezvous adds the rendezvous variables to cfg for an allocation of a
+// gang or distributed group, waiting (bounded, ended by a kill) until
+// its master is placed, and writes the MPI hostfile.
+func (tr *taskRunner) rendezvous(cfg *drivers.TaskConfig) error {
+	ar := tr.ar
+	ar.mu.Lock()
+	alloc := ar.alloc
+	ar.mu.Unlock()
+	if alloc.Job == nil || ar.files.Rendezvous == nil {
+		return nil
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil || !tg.Rendezvous() {
+		return nil
+	}
+	life, cancel := tr.lifeContext()
+	defer cancel()
+	ctx, stop := context.WithTimeout(life, RendezvousTimeout)
+	defer stop()
+	r, err := awaitRendezvous(ctx, ar.files.Rendezvous, alloc, tg)
+	if err != nil {
+		return err
+	}
+	env := r.Env(ar.allocDir)
+	if path, ok := env[EnvHostfile]; ok {
+		if err := os.WriteFile(path, []byte(r.Hostfile()), 0o644); err != nil {
+			return fmt.Errorf("write hostfile: %w", err)
+		}
+	}
+	maps.Copy(cfg.Env, env)
+	rt := Runtime{Env: cfg.Env, Node: ar.node}
+	// The task's env block may name the rendezvous variables too.
+	for k, v := range tr.task.Env {
+		if _, own := env[k]; !own && !clientOwnedEnv(k) && strings.Contains(v, "${") {
+			cfg.Env[k] = rt.Interpolate(v)
+		}
+	}
+	cfg.Config = rt.Config(tr.task.Config)
+	return nil
+}
+
+// awaitRendezvous asks the servers for the group's peers until the
+// rendezvous is ready or ctx ends.
+func awaitRendezvous(ctx context.Context, src RendezvousSource, alloc *structs.Allocation, tg *structs.TaskGroup) (*Rendezvous, error) {
+	var index uint64
+	for {
+		resp, err := src.Peers(ctx, alloc.ID, index, rendezvousWait)
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("rendezvous: rank 0 of group %q not placed: %w", tg.Name, context.Cause(ctx))
+		case err != nil && errors.Is(err, structs.ErrPermissionDenied):
+			return nil, fmt.Errorf("rendezvous: %w", err)
+		case err != nil:
+			sleepCtx(ctx, time.Second) // a server away: ask again (ctx ends it)
+			continue
+		}
+		r, err := NewRendezvous(alloc, tg, resp.Count, resp.Peers)
+		if err != nil {
+			return nil, fmt.Errorf("rendezvous: %w", err)
+		}
+		if r.Ready() {
+			if r.Addrs[0].HostIP == "" {
+				return nil, fmt.Errorf("rendezvous: rank 0's node has no network address")
+			}
+			return r, nil
+		}
+		index = resp.Index
+	}
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
