@@ -31,6 +31,7 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	if g := d.single(c, "gang"); g != nil {
 		tg.Gang = d.gang(g, tg.Count)
 	}
+	tg.Checkpoint = d.checkpoint(c) // checkpoint.go
 	d.portLabels = map[string]hcl.Range{}
 	tg.Networks = d.networks(c)
 	d.groupVolumes(c, tg) // volumes.go

@@ -120,6 +120,9 @@ type TaskGroup struct {
 	Update *UpdateStrategy
 	// Gang makes the group's placement all or nothing (structs/gang.go).
 	Gang *Gang
+	// Checkpoint gives each task a directory that outlives its
+	// allocation (structs/checkpoint.go).
+	Checkpoint *CheckpointConfig `json:",omitempty"`
 	// Networks are the group's ports (structs/network.go).
 	Networks []*NetworkResource `json:",omitempty"`
 	// Services are registered in Drover's service registry while the
@@ -447,6 +450,9 @@ func (tg *TaskGroup) Validate() error {
 	if err := tg.Gang.Validate(tg.Count); err != nil {
 		add("group %q: %w", tg.Name, err)
 	}
+	if err := tg.Checkpoint.Validate(); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
 	for _, c := range tg.Constraints {
 		if err := c.Validate(); err != nil {
 			add("group %q: %w", tg.Name, err)
@@ -702,6 +708,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Meta = maps.Clone(tg.Meta)
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
+	c.Checkpoint = tg.Checkpoint.Copy()
 	c.Networks = copyNetworks(tg.Networks)
 	c.Services = copyServices(tg.Services)
 	c.Volumes = copyVolumes(tg.Volumes)
