@@ -112,3 +112,32 @@ func CheckpointComponent(name string) string {
 	}
 	return b.String()
 }
+
+// RPCNodeJobsExist asks which of some jobs still exist: a client's GC
+// removes the checkpoint dirs of purged jobs (client/checkpoint_gc.go).
+const RPCNodeJobsExist = "Node.JobsExist"
+
+// MaxJobsExist bounds the jobs of one JobsExist request.
+const MaxJobsExist = 256
+
+// JobRef names a job.
+type JobRef struct {
+	Namespace string
+	JobID     string
+}
+
+// NodeJobsExistRequest is a node's JobsExist call, with its secret.
+type NodeJobsExistRequest struct {
+	NodeID   string
+	SecretID string
+	Jobs     []JobRef
+	QueryOptions
+}
+
+// NodeJobsExistResponse says, for each job of the request in order,
+// whether the servers still hold it (a stopped job that is not purged
+// does).
+type NodeJobsExistResponse struct {
+	Exists []bool
+	QueryMeta
+}
