@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/droverhq/drover/drivers"
 	"github.com/droverhq/drover/drivers/taskuser"
@@ -218,4 +219,75 @@ func (cp *checkpointDir) prune() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkpointPoll is how often a running task's last checkpoint is read.
+const checkpointPoll = 5 * time.Second
+
+// lastCheckpoint is when the task last checkpointed: the mtime of the
+// CheckpointMarker it touches, else of the newest entry of the dir
+// (unix nanoseconds; 0 when the dir is empty).
+func (cp *checkpointDir) lastCheckpoint() int64 {
+	if fi, err := os.Lstat(filepath.Join(cp.host, CheckpointMarker)); err == nil {
+		return fi.ModTime().UnixNano()
+	}
+	f, err := os.Open(cp.host)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(1000)
+	var newest int64
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil {
+			newest = max(newest, fi.ModTime().UnixNano())
+		}
+	}
+	return newest
+}
+
+// noteCheckpoint records the task's last checkpoint in its state when
+// it moved on (reported to the servers with the next update).
+func (tr *taskRunner) noteCheckpoint() {
+	cp := tr.ar.checkpoint
+	if cp == nil {
+		return
+	}
+	last := cp.lastCheckpoint()
+	if last == 0 {
+		return
+	}
+	tr.ar.mu.Lock()
+	s := tr.ar.states[tr.task.Name]
+	moved := s != nil && s.LastCheckpoint != last
+	tr.ar.mu.Unlock()
+	if moved {
+		tr.ar.mutate(tr.task.Name, func(s *structs.TaskState) { s.LastCheckpoint = last })
+	}
+}
+
+// watchCheckpoint notes the task's last checkpoint every checkpointPoll
+// while an attempt runs; the returned stop ends the watch, waits for
+// it, and notes once more.
+func (tr *taskRunner) watchCheckpoint() (stop func()) {
+	if tr.ar.checkpoint == nil {
+		return func() {}
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tr.ar.clock.After(checkpointPoll):
+				tr.noteCheckpoint()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+		tr.noteCheckpoint()
+	}
 }

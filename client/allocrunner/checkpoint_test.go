@@ -88,21 +88,25 @@ func TestCheckpointDirOutlivesAllocation(t *testing.T) {
 func TestCheckpointKeep(t *testing.T) {
 	root := drivertest.ReachableTempDir(t)
 	script := `cd "$DROVER_CHECKPOINT_DIR"
-touch -d @1000 a; touch -d @2000 b; mkdir c; touch -d @3000 c; touch -d @4000 d; touch .drover-checkpoint`
+touch -d @1000 a; touch -d @2000 b; mkdir c; touch -d @3000 c; touch -d @4000 d; touch -d @5000 .drover-checkpoint`
 	ar := newCkptRunner(t, ckptAlloc(0, &structs.CheckpointConfig{Keep: 2}, nil, script), root)
-	if got := runToEnd(t, ar); got.ClientStatus != structs.AllocClientStatusComplete {
+	got := runToEnd(t, ar)
+	if got.ClientStatus != structs.AllocClientStatusComplete {
 		t.Fatalf("allocation = %q, want complete: %+v", got.ClientStatus, got.TaskStates)
+	}
+	if last := got.TaskStates["t"].LastCheckpoint; last != 5000*int64(time.Second) {
+		t.Errorf("LastCheckpoint = %d, want the marker's mtime", last)
 	}
 	ents, err := os.ReadDir(filepath.Join(root, "default", "job1", "g", "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	var names []string
 	for _, e := range ents {
-		got = append(got, e.Name())
+		names = append(names, e.Name())
 	}
-	if want := []string{".drover-checkpoint", "c", "d"}; !slices.Equal(got, want) {
-		t.Errorf("after keep = 2: %v, want %v", got, want)
+	if want := []string{".drover-checkpoint", "c", "d"}; !slices.Equal(names, want) {
+		t.Errorf("after keep = 2: %v, want %v", names, want)
 	}
 }
 

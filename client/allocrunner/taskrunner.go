@@ -111,6 +111,7 @@ func (tr *taskRunner) run() {
 			}
 			res, wasKilled = tr.runOnceOrRestart(attempt) // restart_request.go
 		}
+		tr.noteCheckpoint()
 		if err := tr.ar.checkpoint.prune(); err != nil { // checkpoint.go: keep
 			tr.ar.logger.Warn("checkpoint keep", "task", tr.task.Name, "error", err)
 		}
@@ -303,6 +304,7 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 		}
 	})
 	tr.ar.startMu.RUnlock()
+	defer tr.watchCheckpoint()() // checkpoint.go
 	return tr.waitAttempt(cfg.ID)
 }
 
