@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/droverhq/drover/structs"
@@ -55,5 +56,22 @@ func TestParseCheckpointErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assertFirstError(t, "job.hcl", tt.src, tt.want)
 		})
+	}
+}
+
+func TestParseCheckpointJSON(t *testing.T) {
+	src := `{"Job": {"ID": "x", "Datacenters": ["dc1"], "TaskGroups": [{"Name": "g",
+  "Checkpoint": {"Path": "/ckpt", "Keep": 3},
+  "Tasks": [{"Name": "t", "Driver": "raw_exec"}]}]}}`
+	job, err := Parse("job.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.TaskGroups[0].Checkpoint; got == nil || *got != (structs.CheckpointConfig{Path: "/ckpt", Keep: 3}) {
+		t.Fatalf("checkpoint = %+v, want /ckpt keep 3", got)
+	}
+	bad := strings.Replace(src, `"Keep": 3`, `"Keep": -1`, 1)
+	if _, err := Parse("job.json", []byte(bad)); err == nil || !strings.Contains(err.Error(), "checkpoint keep -1") {
+		t.Errorf("keep -1: %v, want an error naming it", err)
 	}
 }
