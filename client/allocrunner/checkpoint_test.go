@@ -124,3 +124,32 @@ func TestCheckpointWithoutRootFailsSetup(t *testing.T) {
 		t.Errorf("events = %q, want one naming checkpoint_root", msgs)
 	}
 }
+
+// TestCheckpointReportedWhileRunning: the client reads a running task's
+// checkpoint marker every checkpointPoll and reports its mtime.
+func TestCheckpointReportedWhileRunning(t *testing.T) {
+	root := drivertest.ReachableTempDir(t)
+	alloc := ckptAlloc(0, &structs.CheckpointConfig{}, nil,
+		`touch -d @7000 "$DROVER_CHECKPOINT_DIR/.drover-checkpoint"; echo ready; exec sleep 30`)
+	clock := &gateClock{d: checkpointPoll, gate: make(chan time.Time)}
+	ar, err := New(&Config{
+		Alloc: alloc, DataDir: drivertest.ReachableTempDir(t), Clock: clock, CheckpointRoot: root,
+		Drivers:  map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
+		OnUpdate: func(*structs.Allocation) {},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ar.Run()
+	t.Cleanup(func() { ar.Kill("test done"); waitDone(t, ar) })
+	marker := filepath.Join(root, "default", "job1", "g", "0", CheckpointMarker)
+	waitFor(t, func() bool {
+		fi, err := os.Stat(marker)
+		return err == nil && fi.ModTime().Unix() == 7000 && clock.asked.Load() > 0
+	})
+	if got := ar.Alloc().TaskStates["t"].LastCheckpoint; got != 0 {
+		t.Fatalf("LastCheckpoint = %d before the poll, want 0", got)
+	}
+	clock.gate <- time.Now()
+	waitFor(t, func() bool { return ar.Alloc().TaskStates["t"].LastCheckpoint == 7000*int64(time.Second) })
+}
