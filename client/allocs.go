@@ -170,12 +170,13 @@ func (c *Client) startRunnerLocked(a *structs.Allocation) {
 		Logger:   c.logger.Named("alloc"),
 		Store:    c.db,
 		// GPU shares: MPS daemons and limits (gpu_sharing.go).
-		GPUSharing:   gpuSharing{c},
-		Users:        c.cfg.Users,
-		Node:         c.Node(),
-		HostVolumes:  c.cfg.HostVolumes,
-		PreviousDone: c.previousDoneLocked(a),
-		TaskFiles:    c.taskFiles(), // variables.go
+		GPUSharing:     gpuSharing{c},
+		Users:          c.cfg.Users,
+		Node:           c.Node(),
+		HostVolumes:    c.cfg.HostVolumes,
+		CheckpointRoot: c.checkpointRoot(),
+		PreviousDone:   c.previousDoneLocked(a),
+		TaskFiles:      c.taskFiles(), // variables.go
 	})
 	if err != nil {
 		c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
@@ -214,18 +215,19 @@ func (c *Client) restoreRunners() {
 		a := s.Alloc
 		_, onUpdate := c.trackHealth(a)
 		ar, err := allocrunner.New(&allocrunner.Config{
-			Alloc:       a,
-			DataDir:     c.cfg.DataDir,
-			Drivers:     c.drivers,
-			OnUpdate:    onUpdate,
-			Logger:      c.logger.Named("alloc"),
-			Store:       c.db,
-			Restore:     &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
-			GPUSharing:  gpuSharing{c},
-			Users:       c.cfg.Users,
-			Node:        c.Node(),
-			HostVolumes: c.cfg.HostVolumes,
-			TaskFiles:   c.taskFiles(),
+			Alloc:          a,
+			DataDir:        c.cfg.DataDir,
+			Drivers:        c.drivers,
+			OnUpdate:       onUpdate,
+			Logger:         c.logger.Named("alloc"),
+			Store:          c.db,
+			Restore:        &allocrunner.Restored{TaskStates: s.TaskStates, TaskHandles: s.TaskHandles},
+			GPUSharing:     gpuSharing{c},
+			Users:          c.cfg.Users,
+			Node:           c.Node(),
+			HostVolumes:    c.cfg.HostVolumes,
+			CheckpointRoot: c.checkpointRoot(),
+			TaskFiles:      c.taskFiles(),
 		})
 		if err != nil {
 			c.logger.Error("cannot restore allocation; its tasks are killed", "alloc_id", a.ID, "error", err)

@@ -140,6 +140,10 @@ type Config struct {
 	// client { host_volume "name" { path read_only } } blocks), by name;
 	// reported on the node and mounted into tasks (host_volumes.go).
 	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// CheckpointRoot holds the checkpoint dirs of groups with a
+	// checkpoint block (allocrunner/checkpoint.go); "" in dev mode is
+	// DataDir/checkpoints, otherwise such groups' tasks fail setup.
+	CheckpointRoot string
 	// ChecksHealth, when set, tells deployments whether an allocation's
 	// service checks pass (health_check = "checks"; deployment_health.go).
 	ChecksHealth ChecksHealth

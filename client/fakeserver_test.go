@@ -49,6 +49,8 @@ type fakeServer struct {
 	getAllocsCalls int
 	// serviceUpserts counts ServiceRegistration.Upsert calls per alloc.
 	serviceUpserts map[string]int
+	// purged are the jobs ("<ns>/<job>") Node.JobsExist says are gone.
+	purged map[string]bool
 }
 
 // rewind makes the server look like one whose state lags behind: its
@@ -221,6 +223,15 @@ func (s *fakeServer) updatesFor(id string) []*structs.Allocation {
 
 // fakeNodeEndpoint is the "Node" RPC service.
 type fakeNodeEndpoint struct{ s *fakeServer }
+
+func (e *fakeNodeEndpoint) JobsExist(args *structs.NodeJobsExistRequest, reply *structs.NodeJobsExistResponse) error {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	for _, j := range args.Jobs {
+		reply.Exists = append(reply.Exists, !e.s.purged[j.Namespace+"/"+j.JobID])
+	}
+	return nil
+}
 
 func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
 	if err := e.s.refusal(); err != nil {

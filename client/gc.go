@@ -33,6 +33,7 @@ func (c *Client) gcLoop(ctx context.Context) {
 			return
 		case now := <-ticker.C:
 			c.collectAllocs(ctx, now)
+			c.collectCheckpoints(ctx) // checkpoint_gc.go
 		case <-c.trashKick:
 		}
 		c.emptyTrash(ctx)

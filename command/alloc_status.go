@@ -141,6 +141,9 @@ func formatTask(a *structs.Allocation, task string, verbose bool) string {
 		}
 		details = append(details, kv{"Restarts", strconv.FormatUint(ts.Restarts, 10)})
 		details = append(details, kv{"Started At", formatClock(ts.StartedAt)}, kv{"Finished At", formatClock(ts.FinishedAt)})
+		if ts.LastCheckpoint != 0 {
+			details = append(details, kv{"Last Checkpoint", formatTime(ts.LastCheckpoint)})
+		}
 		if code, ok := exitCode(ts); ok {
 			details = append(details, kv{"Exit Code", strconv.Itoa(code)})
 		}

@@ -190,6 +190,7 @@ func formatJobStatus(now time.Time, st *jobStatus, verbose bool) string {
 	} else {
 		sections = append(sections, "Allocations\n"+formatJobAllocs(now, st.Allocations, verbose))
 	}
+	sections = append(sections, formatCheckpoints(now, st.Allocations, verbose)...) // job_status_checkpoint.go
 	return strings.Join(sections, "\n\n")
 }
 

@@ -34,6 +34,7 @@ func (d *decoder) group(b *hcl.Block, jobType string, jobResched *structs.Resche
 	if b := d.single(c, "distributed"); b != nil {
 		tg.Distributed = d.distributed(b) // distributed.go
 	}
+	tg.Checkpoint = d.checkpoint(c) // checkpoint.go
 	d.portLabels = map[string]hcl.Range{}
 	tg.Networks = d.networks(c)
 	d.groupVolumes(c, tg) // volumes.go

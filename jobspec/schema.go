@@ -52,7 +52,7 @@ var (
 			block("task", "name"), block("constraint"), block("affinity"), block("restart"), block("meta"),
 			block("reschedule"), block("spread"), block("update"), block("gang"), block("distributed"), block("network"), block("service"),
 			block("volume", "name"), block("ephemeral_disk"), block("disconnect"),
-			block("scaling"), block("migrate"),
+			block("scaling"), block("migrate"), block("checkpoint"),
 		},
 		unsupported: []string{
 			"consul", "vault",

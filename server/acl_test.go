@@ -236,7 +236,7 @@ var publicMethods = map[string]bool{
 	structs.RPCStatusRegions: true, structs.RPCStatusReadIndex: true, "Cluster.RaftState": true,
 	structs.RPCACLBootstrap: true, structs.RPCACLResolveToken: true,
 	structs.RPCNodeRegister: true, structs.RPCNodeUpdateStatus: true, structs.RPCNodeGetAllocs: true,
-	structs.RPCNodeUpdateAlloc: true,
+	structs.RPCNodeUpdateAlloc: true, structs.RPCNodeJobsExist: true,
 	// Node calls of the service registry: the node's secret, not a token.
 	structs.RPCServiceRegistrationUpsert: true, structs.RPCServiceRegistrationDeregister: true,
 }

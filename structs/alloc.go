@@ -142,6 +142,10 @@ type TaskState struct {
 	FinishedAt  time.Time
 	LastRestart time.Time
 	Events      []*TaskEvent
+	// LastCheckpoint is when the task last checkpointed (unix
+	// nanoseconds, 0: never seen), for groups with a checkpoint block
+	// (structs/checkpoint.go; Drover's).
+	LastCheckpoint int64 `json:",omitempty"`
 }
 
 // TaskEvent is one step of a task's lifecycle.

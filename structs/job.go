@@ -123,6 +123,9 @@ type TaskGroup struct {
 	// Distributed ranks the group's allocations for a training job
 	// (structs/distributed.go).
 	Distributed *DistributedConfig `json:",omitempty"`
+	// Checkpoint gives each task a directory that outlives its
+	// allocation (structs/checkpoint.go).
+	Checkpoint *CheckpointConfig `json:",omitempty"`
 	// Networks are the group's ports (structs/network.go).
 	Networks []*NetworkResource `json:",omitempty"`
 	// Services are registered in Drover's service registry while the
@@ -454,6 +457,9 @@ func (tg *TaskGroup) Validate() error {
 	if err := tg.Distributed.Validate(); err != nil {
 		add("group %q: %w", tg.Name, err)
 	}
+	if err := tg.Checkpoint.Validate(); err != nil {
+		add("group %q: %w", tg.Name, err)
+	}
 	for _, c := range tg.Constraints {
 		if err := c.Validate(); err != nil {
 			add("group %q: %w", tg.Name, err)
@@ -710,6 +716,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.Update = tg.Update.Copy()
 	c.Gang = tg.Gang.Copy()
 	c.Distributed = tg.Distributed.Copy()
+	c.Checkpoint = tg.Checkpoint.Copy()
 	c.Networks = copyNetworks(tg.Networks)
 	c.Services = copyServices(tg.Services)
 	c.Volumes = copyVolumes(tg.Volumes)

@@ -98,6 +98,8 @@ type Config struct {
 	Node *structs.Node
 	// HostVolumes are the host volumes this client offers (volumes.go).
 	HostVolumes map[string]*structs.ClientHostVolumeConfig
+	// CheckpointRoot holds groups' checkpoint dirs (checkpoint.go).
+	CheckpointRoot string
 	// PreviousDone, when set, is closed once the allocation this one
 	// replaces (PreviousAllocation) is dead on this client: a sticky
 	// ephemeral disk's data moves over after it (sticky.go).
@@ -127,8 +129,12 @@ type AllocRunner struct {
 	// hostVolumes and mounts: volumes.go; mounts is set by prepare.
 	hostVolumes map[string]*structs.ClientHostVolumeConfig
 	mounts      map[string][]*drivers.MountConfig
-	prevDone    <-chan struct{}
-	files       TaskFilesConfig
+	// checkpointRoot and checkpoint: checkpoint.go; checkpoint is set
+	// by prepare.
+	checkpointRoot string
+	checkpoint     *checkpointDir
+	prevDone       <-chan struct{}
+	files          TaskFilesConfig
 
 	// startMu is held for reading by each task from its driver's start
 	// until its handle is saved, and for writing by Detach (detach.go).
@@ -207,9 +213,10 @@ func New(cfg *Config) (*AllocRunner, error) {
 		users:    cfg.Users,
 		node:     cfg.Node,
 
-		hostVolumes: cfg.HostVolumes,
-		prevDone:    cfg.PreviousDone,
-		files:       cfg.TaskFiles,
+		hostVolumes:    cfg.HostVolumes,
+		checkpointRoot: cfg.CheckpointRoot,
+		prevDone:       cfg.PreviousDone,
+		files:          cfg.TaskFiles,
 	}
 	if ar.logger == nil {
 		ar.logger = hclog.NewNullLogger()
@@ -351,6 +358,9 @@ func (ar *AllocRunner) prepare() error {
 	}
 	if tg, err := taskGroup(ar.Alloc()); err == nil {
 		if ar.mounts, err = resolveMounts(tg, ar.hostVolumes); err != nil {
+			return err
+		}
+		if err := ar.prepareCheckpoint(tg); err != nil {
 			return err
 		}
 	}

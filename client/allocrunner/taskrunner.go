@@ -111,6 +111,10 @@ func (tr *taskRunner) run() {
 			}
 			res, wasKilled = tr.runOnceOrRestart(attempt) // restart_request.go
 		}
+		tr.noteCheckpoint()
+		if err := tr.ar.checkpoint.prune(); err != nil { // checkpoint.go: keep
+			tr.ar.logger.Warn("checkpoint keep", "task", tr.task.Name, "error", err)
+		}
 		if wasKilled {
 			return
 		}
@@ -300,6 +304,7 @@ func (tr *taskRunner) runOnce(attempt int) (res *drivers.ExitResult, wasKilled b
 		}
 	})
 	tr.ar.startMu.RUnlock()
+	defer tr.watchCheckpoint()() // checkpoint.go
 	return tr.waitAttempt(cfg.ID)
 }
 
@@ -423,7 +428,8 @@ func (tr *taskRunner) taskConfig(attempt int) *drivers.TaskConfig {
 	taskDir := TaskDir(ar.allocDir, tr.task.Name)
 	env := TaskEnvOn(alloc, tr.task, ar.allocDir, taskDir, ar.node)
 	share := ar.gpuShareEnv(tr.task.Name)
-	maps.Copy(env, share) // MPS limits (gpu_sharing.go)
+	maps.Copy(env, share)                               // MPS limits (gpu_sharing.go)
+	maps.Copy(env, ar.checkpoint.env(tr.task, attempt)) // checkpoint.go
 	jobName := alloc.JobID
 	if alloc.Job != nil {
 		jobName = alloc.Job.Name

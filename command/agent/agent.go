@@ -268,6 +268,7 @@ func (a *Agent) startClient() error {
 		GPUHistory:           a.config.Client.GPUHistory.config(),
 		Network:              a.network(),
 		HostVolumes:          a.config.Client.hostVolumes(),
+		CheckpointRoot:       a.config.Client.checkpointRoot(),
 		ArtifactMaxSize:      artifactMax,
 		ArtifactTimeout:      mustDuration(artifactTimeout),
 	})

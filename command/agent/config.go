@@ -147,6 +147,8 @@ type ClientConfig struct {
 	Reserved         *ReservedConfig `hcl:"reserved,block"`
 	// HostVolumes are host dirs jobs may mount (config_host_volume.go).
 	HostVolumes []*HostVolumeConfig `hcl:"host_volume,block"`
+	// CheckpointRoot holds groups' checkpoint dirs (config_checkpoint.go).
+	CheckpointRoot string `hcl:"checkpoint_root,optional"`
 	// Artifact bounds artifact downloads (config_artifact.go).
 	Artifact *ArtifactConfig `hcl:"artifact,block"`
 }
@@ -353,6 +355,9 @@ func (c *Config) Merge(o *Config) {
 		c.Client.mergeGC(cl)
 		c.Client.mergeSafety(cl)
 		c.Client.mergeHostVolumes(cl)
+		if cl.CheckpointRoot != "" {
+			c.Client.CheckpointRoot = cl.CheckpointRoot
+		}
 		if cl.GPUHistory != nil {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
@@ -410,6 +415,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateTelemetry()...)
 	errs = append(errs, c.Client.validateSafety()...)
 	errs = append(errs, c.Client.validateHostVolumes()...)
+	errs = append(errs, c.Client.validateCheckpointRoot()...)
 	if c.Client.Enabled && !c.Server.Enabled && len(c.Client.Servers) == 0 {
 		errs = append(errs, errors.New("agent config: a client without a local server needs client.servers"))
 	}
