@@ -234,7 +234,11 @@ func dropGang(plan *structs.Plan, members []*gangMember, why string, out *outcom
 			metric = &structs.AllocMetric{}
 			out.failed[m.group.Name] = metric
 		}
-		metric.Gang = why
+		if metric.Gang != "" && metric.Gang != why {
+			metric.Gang += "; " + why // e.g. the network domain's reason (network.go)
+		} else {
+			metric.Gang = why
+		}
 		out.queued[m.group.Name] += m.placed
 	}
 }
