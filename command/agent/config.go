@@ -149,6 +149,8 @@ type ClientConfig struct {
 	HostVolumes []*HostVolumeConfig `hcl:"host_volume,block"`
 	// Artifact bounds artifact downloads (config_artifact.go).
 	Artifact *ArtifactConfig `hcl:"artifact,block"`
+	// Topology is the node's place in the network (config_topology.go).
+	Topology *TopologyConfig `hcl:"topology,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -357,6 +359,7 @@ func (c *Config) Merge(o *Config) {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
 		c.Client.mergeNetwork(cl)
+		c.Client.mergeTopology(cl)
 		if cl.Artifact != nil {
 			c.Client.Artifact = cl.Artifact
 		}
@@ -405,6 +408,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Client.validateGPUHistory()...)
 	errs = append(errs, c.Client.validateNetwork()...)
 	errs = append(errs, c.Client.validateArtifact()...)
+	errs = append(errs, c.Client.validateTopology()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)
