@@ -31,7 +31,7 @@ func TestJobPlanGangNetworkGolden(t *testing.T) {
 			"worker": {},
 		}},
 		FailedTGAllocs: map[string]*structs.AllocMetric{"worker": {
-			Gang: `gang network: no rack fits 8 GPUs (best r1: 7 free); gang "worker": group "worker" would have 0 of the 8 allocations it needs together; nothing of the gang is placed until all fit`,
+			Gang:              `gang network: no rack fits 8 GPUs (best r1: 7 free); gang "worker": group "worker" would have 0 of the 8 allocations it needs together; nothing of the gang is placed until all fit`,
 			CoalescedFailures: 7,
 		}},
 	}
