@@ -16,7 +16,8 @@ import (
 // as usual, restricted to the chosen domain's nodes by a candidate filter
 // (domainFilter). The choice is by free GPUs (free healthy GPUs, in
 // multiples of the largest per-allocation ask; nodes for a gang without
-// GPUs):
+// GPUs) on the nodes that pass the node filters of the gang's group with
+// the largest GPU ask:
 //
 //   - a domain already holding live members of the gang is kept;
 //   - otherwise, among the domains that fit every placement, the fullest
@@ -54,6 +55,7 @@ func (f *domainFilter) FilterCandidate(c *feasible.Candidate) (bool, string) {
 type networkGang struct {
 	net    *structs.GangNetwork
 	groups map[string]bool
+	lead   *structs.TaskGroup // the group of the largest GPU ask
 	unit   int // the largest GPU ask of one allocation (0: no GPUs)
 	all    int // GPUs (or allocations, unit 0) of this plan's placements
 	min    int // of which the gang needs at least this many
@@ -73,16 +75,17 @@ func (p *placer) pickDomains(job *structs.Job, places []placement) (map[string]*
 	if err != nil {
 		return nil, fmt.Errorf("read nodes: %w", err)
 	}
-	dcs := feasible.NewDatacenterFilter(job.Datacenters)
-	var ready []*structs.Node
-	for _, n := range nodes {
-		if ok, _ := dcs.Filter(n); ok && n.Ready() {
-			ready = append(ready, n)
-		}
-	}
 	out := map[string]*domainPick{}
 	for _, g := range gangs {
-		pick := p.pickDomain(g, ready)
+		// Only nodes the gang's largest group could use count.
+		stack := feasible.NewStack(job, g.lead, p.eval.ID, p.stack...)
+		var usable []*structs.Node
+		for _, n := range nodes {
+			if stack.Feasible(n) {
+				usable = append(usable, n)
+			}
+		}
+		pick := p.pickDomain(g, usable)
 		for group := range g.groups {
 			out[group] = pick
 		}
@@ -105,6 +108,9 @@ func (p *placer) networkGangs(job *structs.Job, places []placement) map[string]*
 			gangs[tg.GangName()] = g
 		}
 		g.groups[tg.Name] = true
+		if g.lead == nil || groupGPUs(tg) > g.unit {
+			g.lead = tg
+		}
 		g.unit = max(g.unit, groupGPUs(tg))
 		g.min += max(tg.Gang.Min-live[tg.Name], 0) * max(groupGPUs(tg), 1)
 	}
@@ -124,11 +130,11 @@ func (p *placer) networkGangs(job *structs.Job, places []placement) map[string]*
 	return gangs
 }
 
-// pickDomain chooses one gang's domain among the ready nodes.
-func (p *placer) pickDomain(g *networkGang, ready []*structs.Node) *domainPick {
+// pickDomain chooses one gang's domain among the nodes it could use.
+func (p *placer) pickDomain(g *networkGang, usable []*structs.Node) *domainPick {
 	level := g.net.Level
 	free := map[string]int{}
-	for _, n := range ready {
+	for _, n := range usable {
 		v := n.TopologyValue(level)
 		if v == "" {
 			continue
@@ -173,7 +179,7 @@ func (p *placer) pickDomain(g *networkGang, ready []*structs.Node) *domainPick {
 		if len(names) > 0 {
 			why += fmt.Sprintf(" (best %s: %d free)", names[0], free[names[0]])
 		} else {
-			why += fmt.Sprintf(" (no ready node declares topology.%s)", level)
+			why += fmt.Sprintf(" (no node the gang could use declares topology.%s)", level)
 		}
 		return &domainPick{fail: why}
 	}

@@ -144,3 +144,20 @@ func TestGangNetworkKeepsTheMembersRack(t *testing.T) {
 		t.Fatalf("racks of the gang after a member was lost: got %v, want 4 in r1", got)
 	}
 }
+
+func TestGangNetworkCountsOnlyNodesTheGangCanUse(t *testing.T) {
+	// Both racks have 8 free GPUs, but only r2's nodes are in the pool
+	// the job asks for: r2 is chosen, though r1 comes first by name.
+	h := schedtest.NewHarness(t)
+	for _, n := range []struct{ name, rack, pool string }{{"a1", "r1", "infer"}, {"a2", "r1", "infer"}, {"b1", "r2", "train"}, {"b2", "r2", "train"}} {
+		node := schedtest.InNetwork(schedtest.Node(n.name, 4, "", 80), structs.TopologyRack, n.rack)
+		node.Meta["pool"] = n.pool
+		h.UpsertNode(node)
+	}
+	job := networkGang("ddp", 8, structs.GangNetworkRequired)
+	job.Constraints = []*structs.Constraint{{LTarget: "${meta.pool}", Operand: "=", RTarget: "train"}}
+	process(t, h, h.RegisterJob(job))
+	if got := racksOf(t, h, "ddp"); got["r2"] != 8 {
+		t.Fatalf("racks of the gang: got %v, want 8 in r2", got)
+	}
+}
