@@ -56,9 +56,9 @@ type networkGang struct {
 	net    *structs.GangNetwork
 	groups map[string]bool
 	lead   *structs.TaskGroup // the group of the largest GPU ask
-	unit   int // the largest GPU ask of one allocation (0: no GPUs)
-	all    int // GPUs (or allocations, unit 0) of this plan's placements
-	min    int // of which the gang needs at least this many
+	unit   int                // the largest GPU ask of one allocation (0: no GPUs)
+	all    int                // GPUs (or allocations, unit 0) of this plan's placements
+	min    int                // of which the gang needs at least this many
 }
 
 // pickDomains chooses the domain of every gang of the job with a network
