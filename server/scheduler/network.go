@@ -19,7 +19,9 @@ import (
 // GPUs) on the nodes that pass the node filters of the gang's group with
 // the largest GPU ask:
 //
-//   - a domain already holding live members of the gang is kept;
+//   - a domain already holding live members of the gang is kept while it
+//     fits what the gang still needs (preferred: and then others, largest
+//     first, when it does not);
 //   - otherwise, among the domains that fit every placement, the fullest
 //     (fewest free GPUs), so one domain fills before another is opened;
 //   - none fits every placement: one that fits the gang's min, most free
@@ -141,11 +143,12 @@ func (p *placer) pickDomain(g *networkGang, usable []*structs.Node) *domainPick 
 		}
 		free[v] += p.nodeSlots(n, g.unit)
 	}
-	if home := p.gangDomain(g); home != "" {
-		if free[home] >= g.min || !g.net.Required() {
-			return p.restrict(level, home)
-		}
-		return &domainPick{fail: fmt.Sprintf("gang network: %s %s of its live members fits %s (%d free)",
+	home := p.gangDomain(g)
+	switch {
+	case home != "" && free[home] >= g.min:
+		return p.restrict(level, home)
+	case home != "" && g.net.Required():
+		return &domainPick{fail: fmt.Sprintf("gang network: %s %s, where its members run, does not fit %s (%d free)",
 			level, home, amount(g.min, g.unit), free[home])}
 	}
 	names := make([]string, 0, len(free))
@@ -183,10 +186,20 @@ func (p *placer) pickDomain(g *networkGang, usable []*structs.Node) *domainPick 
 		}
 		return &domainPick{fail: why}
 	}
+	return p.fewestDomains(level, names, free, home, g.min)
+}
+
+// fewestDomains is preferred's fallback: the members' domain (home, ""
+// when none) and then the largest (names are largest first), until they
+// hold need together; any node when even all of them are short.
+func (p *placer) fewestDomains(level string, names []string, free map[string]int, home string, need int) *domainPick {
+	if home != "" {
+		names = append([]string{home}, slices.DeleteFunc(slices.Clone(names), func(v string) bool { return v == home })...)
+	}
 	sum := 0
 	for i, v := range names {
 		sum += free[v]
-		if sum >= g.min {
+		if sum >= need {
 			return p.restrict(level, names[:i+1]...)
 		}
 	}
@@ -238,6 +251,9 @@ func (p *placer) nodeSlots(n *structs.Node, unit int) int {
 func amount(n, unit int) string {
 	if unit == 0 {
 		return "a ready node"
+	}
+	if n == 1 {
+		return "1 GPU"
 	}
 	return fmt.Sprintf("%d GPUs", n)
 }

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -159,5 +160,43 @@ func TestGangNetworkCountsOnlyNodesTheGangCanUse(t *testing.T) {
 	process(t, h, h.RegisterJob(job))
 	if got := racksOf(t, h, "ddp"); got["r2"] != 8 {
 		t.Fatalf("racks of the gang: got %v, want 8 in r2", got)
+	}
+}
+
+func TestGangNetworkReplacementWhenTheRackIsFull(t *testing.T) {
+	tests := []struct {
+		mode      string
+		wantRacks map[string]int
+		wantWhy   string
+	}{
+		{structs.GangNetworkRequired, map[string]int{"r1": 3}, "gang network: rack r1, where its members run, does not fit 1 GPU (0 free)"},
+		{structs.GangNetworkPreferred, map[string]int{"r1": 3, "r2": 1}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			// a1 is full: the gang of 4 fills a2 (r1, the fuller rack).
+			h := twoRacks(t)
+			for _, id := range []string{"f1", "f2", "f3", "f4"} {
+				pinGPU(t, h, id, "a1")
+			}
+			process(t, h, h.RegisterJob(networkGang("ddp", 4, tt.mode)))
+			if got := racksOf(t, h, "ddp"); got["r1"] != 4 {
+				t.Fatalf("racks of the gang: got %v, want 4 in r1", got)
+			}
+			// A member is lost and another job takes its GPU: r1 is full.
+			h.SetClientStatus(h.LiveAllocs(ns, "ddp")[0].ID, structs.AllocClientStatusLost)
+			pinGPU(t, h, "f5", "a2")
+			process(t, h, h.NewEval(h.Job(ns, "ddp"), structs.EvalTriggerNodeUpdate))
+			if got := racksOf(t, h, "ddp"); !maps.Equal(got, tt.wantRacks) {
+				t.Errorf("racks of the gang: got %v, want %v", got, tt.wantRacks)
+			}
+			if tt.wantWhy == "" {
+				return
+			}
+			m := lastUpdate(t, h).FailedTGAllocs[schedtest.GPUGroup]
+			if m == nil || !strings.HasPrefix(m.Gang, tt.wantWhy) {
+				t.Errorf("failed metric: got %+v, want a reason starting %q", m, tt.wantWhy)
+			}
+		})
 	}
 }
