@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/droverhq/drover/structs"
 )
@@ -65,5 +67,34 @@ client {
 				t.Errorf("validate: got %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestTopologyReachesTheNode: an agent's topology block shows on its
+// node, as the API serves it.
+func TestTopologyReachesTheNode(t *testing.T) {
+	cfg := DevConfig()
+	cfg.Ports = &PortsConfig{HTTP: 0, RPC: 0, Serf: 0}
+	cfg.LogLevel = "WARN"
+	cfg.DevGPUs = 1
+	cfg.Client.Topology = &TopologyConfig{Block: "nvl72-07", Rack: "r12", Spine: "s3"}
+	_, base := startAgentConfig(t, cfg, io.Discard)
+	var node structs.Node
+	deadline := time.Now().Add(15 * time.Second)
+	for node.ID == "" {
+		var stubs []*structs.NodeListStub
+		getJSON(t, base+"/v1/nodes", &stubs)
+		if len(stubs) == 1 {
+			getJSON(t, base+"/v1/node/"+stubs[0].ID, &node)
+		}
+		if node.ID == "" && time.Now().After(deadline) {
+			t.Fatal("agent has no node after 15s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for level, want := range map[string]string{structs.TopologyBlock: "nvl72-07", structs.TopologyRack: "r12", structs.TopologySpine: "s3"} {
+		if got := node.TopologyValue(level); got != want {
+			t.Errorf("node topology.%s: got %q, want %q", level, got, want)
+		}
 	}
 }
