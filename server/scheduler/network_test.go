@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,6 +82,14 @@ func TestGangNetworkRequiredWaitsNamingTheLevel(t *testing.T) {
 	}
 	if e.QueuedAllocations[schedtest.GPUGroup] != 8 || e.BlockedEval == "" {
 		t.Errorf("eval: queued %d blocked %q, want 8 queued and a blocked eval", e.QueuedAllocations[schedtest.GPUGroup], e.BlockedEval)
+	}
+	// It waits holding one rack (r1: as free as r2, first by name), not
+	// the loose node with the most free GPUs.
+	res, err := h.State.ReservationByJob(ns, "ddp")
+	want2 := []string{schedtest.NodeID("a1"), schedtest.NodeID("a2")}
+	slices.Sort(want2)
+	if err != nil || res == nil || !slices.Equal(res.Nodes, want2) {
+		t.Errorf("reservation: got %+v (err %v), want nodes a1 and a2 of r1", res, err)
 	}
 
 	// r2's busy GPU frees: the blocked eval places the gang in r2.
