@@ -76,6 +76,9 @@ type Config struct {
 	// HTTPAddr is this agent's HTTP address, reported on the node.
 	HTTPAddr string
 	Meta     map[string]string
+	// Topology is the node's place in the network, reported as the
+	// attributes topology.block, .rack and .spine (nil: none).
+	Topology *structs.NodeTopology
 	// SimulatedGPUs are added to the GPUs NVML finds.
 	SimulatedGPUs []simulated.Config
 	// GPUSharing is how the node lets allocations share its GPUs (the

@@ -91,7 +91,9 @@ func batchAlloc(nodeID, script string, gpus ...string) *structs.Allocation {
 
 func TestRegisterAndHeartbeat(t *testing.T) {
 	srv := newFakeServer(t, 200*time.Millisecond)
-	c := startClient(t, testConfig(t, srv.addr()))
+	cfg := testConfig(t, srv.addr())
+	cfg.Topology = &structs.NodeTopology{Block: "nvl72-07", Rack: "r12"}
+	c := startClient(t, cfg)
 	waitFor(t, "registration and two heartbeats", func() bool {
 		r, h := srv.counts()
 		return r == 1 && h >= 2
@@ -105,6 +107,10 @@ func TestRegisterAndHeartbeat(t *testing.T) {
 	}
 	if n.Attributes["driver.raw_exec"] != "1" || n.Drivers["raw_exec"] == nil || !n.Drivers["raw_exec"].Healthy {
 		t.Errorf("raw_exec not fingerprinted: attrs %v drivers %v", n.Attributes, n.Drivers)
+	}
+	if n.TopologyValue(structs.TopologyBlock) != "nvl72-07" || n.TopologyValue(structs.TopologyRack) != "r12" ||
+		n.TopologyValue(structs.TopologySpine) != "" {
+		t.Errorf("topology attributes: got %v, want block nvl72-07 and rack r12 only", n.Attributes)
 	}
 	if n.Attributes["kernel.name"] == "" || n.NodeResources.Cpu.CpuShares <= 0 || n.NodeResources.Memory.MemoryMB <= 0 {
 		t.Errorf("host not fingerprinted: %v %+v", n.Attributes, n.NodeResources)

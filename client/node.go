@@ -70,6 +70,10 @@ func (c *Client) buildNode(ctx context.Context) (*structs.Node, error) {
 	if node.Name == "" {
 		node.Name = host.Attributes[fingerprint.AttrHostname]
 	}
+	if node.Attributes == nil {
+		node.Attributes = map[string]string{}
+	}
+	maps.Copy(node.Attributes, c.cfg.Topology.Attributes())
 	if node.Meta == nil {
 		node.Meta = map[string]string{}
 	}

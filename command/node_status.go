@@ -127,6 +127,7 @@ func formatNode(now time.Time, n *structs.Node, allocs []*structs.Allocation, ve
 		{"Status", n.Status + describe(n.StatusDescription)},
 		{"Status Updated", formatAgo(now, n.StatusUpdatedAt)},
 		{"Drivers", orNone(strings.Join(drivers, ","))},
+		{"Topology", nodeTopology(n)},
 	})}
 	if attrs := attributeSummary(n.Attributes, verbose); len(attrs) > 0 {
 		sections = append(sections, "Attributes\n"+formatKV(attrs))
@@ -144,7 +145,20 @@ func formatNode(now time.Time, n *structs.Node, allocs []*structs.Allocation, ve
 }
 
 // summaryAttrPrefixes are the attributes node status shows without -verbose.
-var summaryAttrPrefixes = []string{"cpu.", "drover.", "driver.", "kernel.", "memory.", "nvidia.", "os."}
+var summaryAttrPrefixes = []string{"cpu.", "drover.", "driver.", "kernel.", "memory.", "nvidia.", "os.", structs.TopologyAttrPrefix}
+
+// nodeTopology words the node's place in the network, closest level
+// first ("block nvl72-07, rack r12, spine s3"; <none> when it declares
+// none).
+func nodeTopology(n *structs.Node) string {
+	var parts []string
+	for _, level := range structs.TopologyLevels {
+		if v := n.TopologyValue(level); v != "" {
+			parts = append(parts, level+" "+v)
+		}
+	}
+	return orNone(strings.Join(parts, ", "))
+}
 
 // attributeSummary returns the node's attributes worth a glance, or all
 // of them when verbose.

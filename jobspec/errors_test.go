@@ -69,6 +69,21 @@ func TestParseErrors(t *testing.T) {
 			want: "job.hcl:7,17: ...",
 		},
 		{
+			name: "gang network bad level",
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  group \"g\" {\n    count = 2\n    gang {\n      min = 2\n      network {\n        level = \"row\"\n      }\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:8,17: Invalid value; level = "row" is not one of block, rack, spine.`,
+		},
+		{
+			name: "gang network bad mode",
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  group \"g\" {\n    count = 2\n    gang {\n      min = 2\n      network {\n        level = \"rack\"\n        mode = \"strict\"\n      }\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:9,16: Invalid value; mode = "strict" is not one of required, preferred.`,
+		},
+		{
+			name: "gang network without level",
+			src:  "job \"x\" {\n  datacenters = [\"dc1\"]\n  group \"g\" {\n    count = 2\n    gang {\n      min = 2\n      network {\n        mode = \"preferred\"\n      }\n    }\n    task \"t\" {\n      driver = \"raw_exec\"\n    }\n  }\n}\n",
+			want: `job.hcl:7,7: Missing gang network level; A gang network block needs level: one of block, rack, spine.`,
+		},
+		{
 			name: "unknown block",
 			src:  inTask("resource {\n      }"),
 			want: `job.hcl:6,7: Unsupported block type; Blocks of type "resource" are not expected here. Did you mean "resources"?`,

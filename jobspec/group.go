@@ -86,6 +86,9 @@ func (d *decoder) gang(b *hcl.Block, count int) *structs.Gang {
 			}
 		}
 	}
+	if n := d.single(c, "network"); n != nil {
+		g.Network = d.gangNetwork(n) // gang_network.go
+	}
 	g.Canonicalize()
 	if len(d.diags) == before {
 		if err := g.Validate(count); err != nil {

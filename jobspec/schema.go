@@ -60,7 +60,8 @@ var (
 		},
 	}
 	gangSchema = &schema{
-		attrs: []string{"name", "min", "timeout"},
+		attrs:  []string{"name", "min", "timeout"},
+		blocks: []hcl.BlockHeaderSchema{block("network")}, // gang_network.go
 	}
 	restartSchema = &schema{
 		attrs: []string{"attempts", "interval", "delay", "mode", "render_templates"},

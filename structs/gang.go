@@ -25,6 +25,8 @@ type Gang struct {
 	Name    string
 	Min     int
 	Timeout time.Duration
+	// Network keeps the gang within one network domain (gang_network.go).
+	Network *GangNetwork
 }
 
 // Copy returns a copy of g.
@@ -33,6 +35,7 @@ func (g *Gang) Copy() *Gang {
 		return nil
 	}
 	c := *g
+	c.Network = g.Network.Copy()
 	return &c
 }
 
@@ -40,6 +43,9 @@ func (g *Gang) Copy() *Gang {
 func (g *Gang) Canonicalize() {
 	if g != nil && g.Timeout == 0 {
 		g.Timeout = DefaultGangTimeout
+	}
+	if g != nil {
+		g.Network.Canonicalize()
 	}
 }
 
@@ -57,6 +63,9 @@ func (g *Gang) Validate(count int) error {
 	}
 	if g.Timeout < 0 {
 		errs = append(errs, errors.New("gang timeout must not be negative"))
+	}
+	if err := g.Network.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

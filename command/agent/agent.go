@@ -249,6 +249,7 @@ func (a *Agent) startClient() error {
 		Servers:       servers,
 		HTTPAddr:      a.httpAddr.String(),
 		Meta:          a.config.Client.Meta,
+		Topology:      a.config.Client.Topology.topology(),
 		SimulatedGPUs: gpus,
 		GPUSharing:    a.config.Client.GPUSharing.policy(),
 		MPSControl:    a.config.Client.GPUSharing.mpsControl(),

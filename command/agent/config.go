@@ -151,6 +151,8 @@ type ClientConfig struct {
 	CheckpointRoot string `hcl:"checkpoint_root,optional"`
 	// Artifact bounds artifact downloads (config_artifact.go).
 	Artifact *ArtifactConfig `hcl:"artifact,block"`
+	// Topology is the node's place in the network (config_topology.go).
+	Topology *TopologyConfig `hcl:"topology,block"`
 }
 
 // SimulatedGPUConfig declares simulated GPUs, for dev, tests and demos.
@@ -362,6 +364,7 @@ func (c *Config) Merge(o *Config) {
 			c.Client.GPUHistory = cl.GPUHistory
 		}
 		c.Client.mergeNetwork(cl)
+		c.Client.mergeTopology(cl)
 		if cl.Artifact != nil {
 			c.Client.Artifact = cl.Artifact
 		}
@@ -410,6 +413,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Client.validateGPUHistory()...)
 	errs = append(errs, c.Client.validateNetwork()...)
 	errs = append(errs, c.Client.validateArtifact()...)
+	errs = append(errs, c.Client.validateTopology()...)
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateLimits()...)
 	errs = append(errs, c.validateTelemetry()...)

@@ -13,6 +13,12 @@ job "ddp" {
       name    = "ddp"
       min     = 4
       timeout = "15m"
+
+      # all workers in one rack, or wait
+      network {
+        level = "rack"
+        mode  = "required"
+      }
     }
 
     task "train" {
@@ -32,6 +38,10 @@ job "ddp" {
     gang {
       name = "ddp"
       min  = 1
+
+      network {
+        level = "rack"
+      }
     }
 
     task "ps" {

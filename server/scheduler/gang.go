@@ -125,6 +125,9 @@ type gangWait struct {
 	ask     *structs.RequestedDevice
 	timeout time.Duration
 	groups  []string
+	// level is the network level a required gang network block keeps
+	// the gang within ("": none); the reservation stays in one domain.
+	level string
 }
 
 func (w *gangWait) add(members []*gangMember) {
@@ -132,6 +135,9 @@ func (w *gangWait) add(members []*gangMember) {
 		missing := max(m.need-(m.have-m.placed), 0)
 		w.groups = append(w.groups, m.group.Name)
 		w.timeout = max(w.timeout, m.group.Gang.Timeout)
+		if n := m.group.Gang.Network; n.Required() && w.level == "" {
+			w.level = n.Level
+		}
 		for _, t := range m.group.Tasks {
 			if t.Resources == nil {
 				continue
@@ -173,7 +179,7 @@ func (p *placer) holdForGangs(job *structs.Job, w *gangWait, out *outcome) error
 			return nil
 		}
 	}
-	res, err := p.reserve(job, w.ask, w.gpus, w.timeout, p.own)
+	res, err := p.reserve(job, w.ask, w.gpus, w.timeout, p.own, w.level)
 	if err != nil || res == nil {
 		return err
 	}
@@ -234,7 +240,11 @@ func dropGang(plan *structs.Plan, members []*gangMember, why string, out *outcom
 			metric = &structs.AllocMetric{}
 			out.failed[m.group.Name] = metric
 		}
-		metric.Gang = why
+		if metric.Gang != "" && metric.Gang != why {
+			metric.Gang += "; " + why // e.g. the network domain's reason (network.go)
+		} else {
+			metric.Gang = why
+		}
 		out.queued[m.group.Name] += m.placed
 	}
 }

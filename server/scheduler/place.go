@@ -349,8 +349,20 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 	if err != nil {
 		return nil, nil, err
 	}
+	picks, err := p.pickDomains(job, places) // network.go
+	if err != nil {
+		return nil, nil, err
+	}
 	stacks := map[string]*feasible.Stack{}
 	for _, pl := range places {
+		if pick := picks[pl.group.Name]; pick != nil && pick.fail != "" && failed[pl.group.Name] == nil {
+			if failed == nil {
+				failed = map[string]*structs.AllocMetric{}
+			}
+			failed[pl.group.Name] = &structs.AllocMetric{Gang: pick.fail}
+			queued[pl.group.Name]++
+			continue
+		}
 		if m := failed[pl.group.Name]; m != nil {
 			m.CoalescedFailures++
 			queued[pl.group.Name]++
@@ -358,7 +370,11 @@ func (p *placer) placeAll(job *structs.Job, places []placement) (map[string]*str
 		}
 		stack, ok := stacks[pl.group.Name]
 		if !ok {
-			if stack, err = p.newStack(job, pl.group, props); err != nil {
+			var domain feasible.CandidateFilter
+			if pick := picks[pl.group.Name]; pick != nil && pick.filter != nil {
+				domain = pick.filter
+			}
+			if stack, err = p.newStack(job, pl.group, props, domain); err != nil {
 				return nil, nil, err
 			}
 			stacks[pl.group.Name] = stack

@@ -61,8 +61,10 @@ func (h holds) Hold(n *structs.Node, u *structs.NodeUsage) *structs.NodeUsage {
 // GPUs of the name the gang asks add up to gpus, those with most free
 // first (then most in all), so it waits on the nodes that will be ready
 // soonest. Its expiry is its first creation (own's, if it has one) plus
-// timeout. It returns nil when no node has such GPUs.
-func (p *placer) reserve(job *structs.Job, ask *structs.RequestedDevice, gpus int, timeout time.Duration, own *structs.Reservation) (*structs.Reservation, error) {
+// timeout. It returns nil when no node has such GPUs. With a network
+// level (a required gang network block; "": none) it holds nodes of one
+// domain only (inDomain).
+func (p *placer) reserve(job *structs.Job, ask *structs.RequestedDevice, gpus int, timeout time.Duration, own *structs.Reservation, level string) (*structs.Reservation, error) {
 	vendor, typ, model, err := structs.ParseDeviceName(ask.Name)
 	if err != nil {
 		return nil, nil
@@ -106,6 +108,9 @@ func (p *placer) reserve(job *structs.Job, ask *structs.RequestedDevice, gpus in
 		if c.total > 0 {
 			cands = append(cands, c)
 		}
+	}
+	if level != "" {
+		cands = inDomain(cands, func(c candidate) (string, int, int) { return c.node.TopologyValue(level), c.free, c.total }, gpus)
 	}
 	slices.SortFunc(cands, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(b.free, a.free), cmp.Compare(b.total, a.total), cmp.Compare(a.node.ID, b.node.ID))
@@ -201,4 +206,31 @@ func startedAt(a *structs.Allocation, now time.Time) time.Time {
 		}
 	}
 	return start
+}
+
+// inDomain keeps the candidates of one network domain: among those whose
+// GPUs add up to gpus, the one with the most free (then by name); none
+// when no domain is large enough (the gang could never fit in one).
+func inDomain[C any](cands []C, of func(C) (domain string, free, total int), gpus int) []C {
+	free, total := map[string]int{}, map[string]int{}
+	for _, c := range cands {
+		d, f, t := of(c)
+		if d != "" {
+			free[d] += f
+			total[d] += t
+		}
+	}
+	best := ""
+	for d := range total {
+		if total[d] < gpus {
+			continue
+		}
+		if best == "" || free[d] > free[best] || (free[d] == free[best] && d < best) {
+			best = d
+		}
+	}
+	return slices.DeleteFunc(cands, func(c C) bool {
+		d, _, _ := of(c)
+		return best == "" || d != best
+	})
 }

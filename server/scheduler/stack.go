@@ -17,12 +17,16 @@ import (
 // newStack builds the group's chain for a service or batch job: with the
 // job-wide distinct_property filter, the nodes of the group's live
 // allocations for spread, the reservations that hold nodes against the
-// job (reserve.go), preemption when the configuration turns it on
+// job (reserve.go), the network domain chosen for its gang (network.go;
+// nil: none), preemption when the configuration turns it on
 // (preempt.go), and the quota and queue gates (quota.go, queue.go).
-func (p *placer) newStack(job *structs.Job, tg *structs.TaskGroup, props *feasible.DistinctProperties) (*feasible.Stack, error) {
+func (p *placer) newStack(job *structs.Job, tg *structs.TaskGroup, props *feasible.DistinctProperties, domain feasible.CandidateFilter) (*feasible.Stack, error) {
 	opts := slices.Clip(p.stack)
 	if f := props.Filter(tg); f != nil {
 		opts = append(opts, feasible.WithCandidateFilter(f))
+	}
+	if domain != nil {
+		opts = append(opts, feasible.WithCandidateFilter(domain)) // a gang's network domain (network.go)
 	}
 	if len(job.Spreads)+len(tg.Spreads) > 0 {
 		live, err := p.groupNodes(tg)

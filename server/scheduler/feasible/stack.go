@@ -109,6 +109,11 @@ func (s *Stack) SelectOn(view View, n *structs.Node, u *structs.NodeUsage) *Opti
 	return s.choose(c)
 }
 
+// Feasible reports whether n passes the group's node filters (readiness,
+// datacenter, drivers, constraints, device constraints), whatever it
+// holds: the network domain choice counts only such nodes.
+func (s *Stack) Feasible(n *structs.Node) bool { return !s.verdict(n).filtered }
+
 // FitsOn reports whether SelectOn would place on n with u, without
 // counting a placement.
 func (s *Stack) FitsOn(view View, n *structs.Node, u *structs.NodeUsage) bool {

@@ -184,3 +184,13 @@ func Eval(job *structs.Job, trigger string) *structs.Evaluation {
 		Status:         structs.EvalStatusPending,
 	}
 }
+
+// InNetwork places n in the network: topology.<level> = value for each
+// level, value pair (structs.TopologyAttrPrefix), as a client's
+// topology block reports it. It returns n.
+func InNetwork(n *structs.Node, levelValues ...string) *structs.Node {
+	for i := 0; i+1 < len(levelValues); i += 2 {
+		n.Attributes[structs.TopologyAttrPrefix+levelValues[i]] = levelValues[i+1]
+	}
+	return n
+}
