@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -56,8 +57,8 @@ func (tr *taskRunner) rendezvous(cfg *drivers.TaskConfig) error {
 	}
 	env := r.Env(ar.allocDir)
 	if path, ok := env[EnvHostfile]; ok {
-		if err := os.WriteFile(path, []byte(r.Hostfile()), 0o644); err != nil {
-			return fmt.Errorf("write hostfile: %w", err)
+		if err := writeHostfile(path, r.Hostfile()); err != nil {
+			return err
 		}
 	}
 	maps.Copy(cfg.Env, env)
@@ -69,6 +70,28 @@ func (tr *taskRunner) rendezvous(cfg *drivers.TaskConfig) error {
 		}
 	}
 	cfg.Config = rt.Config(tr.task.Config)
+	return nil
+}
+
+// writeHostfile writes the MPI hostfile into the allocation's shared
+// dir, which its tasks can write: through a new file renamed over path,
+// so that a symlink a task planted at path is replaced, never followed
+// (the client runs as root).
+func writeHostfile(path, content string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".hostfile-*")
+	if err != nil {
+		return fmt.Errorf("write hostfile: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(content)
+	err = errors.Join(err, f.Chmod(0o644), f.Close())
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write hostfile: %w", err)
+	}
 	return nil
 }
 

@@ -2,6 +2,8 @@ package allocrunner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -54,5 +56,35 @@ func TestAwaitRendezvous_Bounded(t *testing.T) {
 	_, err := awaitRendezvous(ctx, src, rdzvAlloc(1), &structs.TaskGroup{Name: "train", Count: 2, Gang: &structs.Gang{Min: 2}})
 	if err == nil || !strings.Contains(err.Error(), "rank 0 of group \"train\" not placed") {
 		t.Errorf("err %v, want rank 0 not placed", err)
+	}
+}
+
+// A task can write the shared dir: a symlink it plants at the hostfile's
+// path must be replaced, not written through by the (root) client.
+func TestWriteHostfile_DoesNotFollowSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, HostfileName)
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeHostfile(path, "10.0.0.1 slots=1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "precious" {
+		t.Fatalf("symlink target overwritten: %q", b)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf("hostfile is still a symlink: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "10.0.0.1 slots=1\n" {
+		t.Fatalf("hostfile %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("temp files left: %v", ents)
 	}
 }
