@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,10 @@ func (c *Client) collectCheckpoints(ctx context.Context) int {
 	if root == "" {
 		return 0
 	}
+	trash := filepath.Join(root, checkpointTrash)
+	if err := os.RemoveAll(trash); err != nil {
+		c.logger.Warn("checkpoint gc: emptying the trash", "path", trash, "error", err)
+	}
 	jobs := findCheckpointJobs(root, maxCheckpointJobsPerGC)
 	removed := 0
 	for len(jobs) > 0 && ctx.Err() == nil {
@@ -58,7 +63,7 @@ func (c *Client) collectCheckpoints(ctx context.Context) int {
 			if resp.Exists[i] {
 				continue
 			}
-			if err := os.RemoveAll(j.dir); err != nil {
+			if err := c.removeCheckpointJob(root, j); err != nil {
 				c.logger.Warn("checkpoint gc: removing a purged job's dir", "path", j.dir, "error", err)
 				continue
 			}
@@ -67,6 +72,64 @@ func (c *Client) collectCheckpoints(ctx context.Context) int {
 		}
 	}
 	return removed
+}
+
+// checkpointTrash is the dir under the checkpoint root that purged jobs'
+// dirs are moved to before they are removed. Its leading dot keeps it
+// apart from every namespace dir (CheckpointComponent escapes a leading
+// dot).
+const checkpointTrash = ".drover-gc"
+
+// errJobRunning is a purged job's dir kept because an allocation of a
+// job of the same name runs here (it was registered again).
+var errJobRunning = errors.New("an allocation of the job runs on this client")
+
+// removeCheckpointJob removes a purged job's dir, unless this client runs
+// an allocation of a job of that name: under allocMu, which a new
+// allocation's runner is added under before it makes its dir, the dir is
+// moved to the trash, then removed outside the lock. So a job registered
+// again after the servers answered keeps the dir its tasks use.
+func (c *Client) removeCheckpointJob(root string, j checkpointJob) error {
+	trash := filepath.Join(root, checkpointTrash)
+	if err := os.MkdirAll(trash, 0o700); err != nil {
+		return err
+	}
+	gone, err := os.MkdirTemp(trash, "job-")
+	if err != nil {
+		return err
+	}
+	c.allocMu.Lock()
+	if c.jobRunsLocked(j.ref) {
+		c.allocMu.Unlock()
+		return errJobRunning
+	}
+	err = os.Rename(j.dir, filepath.Join(gone, "dir"))
+	c.allocMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(gone)
+}
+
+// jobRunsLocked says whether a runner of an allocation of the job has
+// not finished; allocMu is held.
+func (c *Client) jobRunsLocked(ref structs.JobRef) bool {
+	for _, r := range c.runners {
+		a := r.ar.Alloc()
+		ns := a.Namespace
+		if ns == "" {
+			ns = structs.DefaultNamespace
+		}
+		if ns != ref.Namespace || a.JobID != ref.JobID {
+			continue
+		}
+		select {
+		case <-r.ar.WaitCh():
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // findCheckpointJobs lists the job dirs under root (<root>/<ns>/<job>)

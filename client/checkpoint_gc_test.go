@@ -75,3 +75,28 @@ func TestCollectCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectCheckpointsKeepsRunningJob: a job the servers call purged
+// but that runs here (purged, then registered again under the same name
+// while the GC asked) keeps its dir: the GC never pulls a dir from under
+// a running task.
+func TestCollectCheckpointsKeepsRunningJob(t *testing.T) {
+	srv := newFakeServer(t, time.Second)
+	cfg := testConfig(t, srv.addr())
+	cfg.GCInterval = time.Hour
+	c := startClient(t, cfg)
+	waitFor(t, "registration", func() bool { r, _ := srv.counts(); return r == 1 })
+
+	a := batchAlloc(c.NodeID(), `echo 1 > "$DROVER_CHECKPOINT_DIR/step"; sleep 60`)
+	a.Job.TaskGroups[0].Checkpoint = &structs.CheckpointConfig{}
+	srv.putAlloc(a)
+	step := filepath.Join(c.checkpointRoot(), "default", a.JobID, "g", "0", "step")
+	waitFor(t, "checkpoint written", func() bool { _, err := os.Stat(step); return err == nil })
+	srv.set(func(s *fakeServer) { s.purged = map[string]bool{"default/" + a.JobID: true} })
+	if n := c.collectCheckpoints(context.Background()); n != 0 {
+		t.Fatalf("collected %d dirs of a job running here, want none", n)
+	}
+	if _, err := os.Stat(step); err != nil {
+		t.Fatalf("running job's checkpoint: %v, want it kept", err)
+	}
+}
