@@ -415,6 +415,9 @@ func (j *Job) Validate() error {
 		if (j.Type == JobTypeSystem || j.Type == JobTypeSysBatch) && tg.Count > 1 {
 			add("job %q: group %q: count %d cannot exceed 1 for a %s job (one allocation per node)", j.ID, tg.Name, tg.Count, j.Type)
 		}
+		if (j.Type == JobTypeSystem || j.Type == JobTypeSysBatch) && tg.Rendezvous() {
+			add("job %q: group %q: gang and distributed blocks are not supported in a %s job (its allocations are one per node, all rank 0)", j.ID, tg.Name, j.Type)
+		}
 	}
 	return errors.Join(errs...)
 }

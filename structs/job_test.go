@@ -280,3 +280,31 @@ func TestCheckTaskName(t *testing.T) {
 		}
 	}
 }
+
+// A system or sysbatch job places one allocation per node, all with name
+// index 0, and its scheduler ignores gangs: a gang or distributed block
+// there would hand every allocation rank 0 of a world of 1 with another
+// node's address, so it is refused.
+func TestJobValidateRefusesRendezvousInSystemJobs(t *testing.T) {
+	for _, typ := range []string{JobTypeSystem, JobTypeSysBatch} {
+		for name, set := range map[string]func(*TaskGroup){
+			"gang":        func(tg *TaskGroup) { tg.Gang = &Gang{} },
+			"distributed": func(tg *TaskGroup) { tg.Distributed = &DistributedConfig{} },
+		} {
+			j := testJob()
+			j.Type = typ
+			set(j.TaskGroups[0])
+			j.Canonicalize()
+			err := j.Validate()
+			if err == nil || !strings.Contains(err.Error(), "not supported in a "+typ+" job") {
+				t.Errorf("%s job with a %s block: %v, want refused", typ, name, err)
+			}
+		}
+	}
+	j := testJob()
+	j.TaskGroups[0].Distributed = &DistributedConfig{}
+	j.Canonicalize()
+	if err := j.Validate(); err != nil {
+		t.Errorf("batch job with a distributed block: %v", err)
+	}
+}
