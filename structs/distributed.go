@@ -82,6 +82,23 @@ func (tg *TaskGroup) Rendezvous() bool {
 	return tg.Gang != nil || tg.Distributed != nil
 }
 
+// HasRendezvousPort reports whether one of the group's networks has the
+// rendezvous port: canonicalize gives it to every gang or distributed
+// group, but a job registered before gangs had one does not.
+func (tg *TaskGroup) HasRendezvousPort() bool {
+	for _, n := range tg.GroupNetworks() {
+		if n == nil {
+			continue
+		}
+		for _, p := range append(slices.Clone(n.ReservedPorts), n.DynamicPorts...) {
+			if p.Label == RendezvousPortLabel {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // canonicalizeRendezvous gives a gang or distributed group its
 // rendezvous port, unless one of its networks already has that label.
 func (tg *TaskGroup) canonicalizeRendezvous() {
@@ -89,15 +106,8 @@ func (tg *TaskGroup) canonicalizeRendezvous() {
 	if !tg.Rendezvous() {
 		return
 	}
-	for _, n := range tg.GroupNetworks() {
-		if n == nil {
-			continue
-		}
-		for _, p := range append(slices.Clone(n.ReservedPorts), n.DynamicPorts...) {
-			if p.Label == RendezvousPortLabel {
-				return
-			}
-		}
+	if tg.HasRendezvousPort() {
+		return
 	}
 	if len(tg.Networks) == 0 {
 		tg.Networks = []*NetworkResource{{Mode: NetworkModeHost}}

@@ -47,6 +47,13 @@ func (tr *taskRunner) rendezvous(cfg *drivers.TaskConfig) error {
 	if tg == nil || !tg.Rendezvous() {
 		return nil
 	}
+	if !tg.HasRendezvousPort() {
+		// A gang registered before gangs got a rendezvous port: its
+		// allocations have none, so rank 0 never shows an address.
+		// It runs as it did, without the variables.
+		ar.logger.Warn("rendezvous: group has no rendezvous port (registered before it existed; submit the job again for the variables)", "group", tg.Name)
+		return nil
+	}
 	life, cancel := tr.lifeContext()
 	defer cancel()
 	ctx, stop := context.WithTimeout(life, RendezvousTimeout)

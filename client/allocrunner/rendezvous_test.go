@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/droverhq/drover/drivers"
+	"github.com/droverhq/drover/drivers/drivertest"
+	"github.com/droverhq/drover/drivers/rawexec"
 	"github.com/droverhq/drover/structs"
 )
 
@@ -86,5 +89,31 @@ func TestWriteHostfile_DoesNotFollowSymlink(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("temp files left: %v", ents)
+	}
+}
+
+// TestRendezvous_OldGangWithoutPortRuns: a gang registered before gangs
+// got their rendezvous port has allocations without one, so rank 0
+// never shows an address; its tasks run as before, without the
+// variables, instead of waiting RendezvousTimeout and failing.
+func TestRendezvous_OldGangWithoutPortRuns(t *testing.T) {
+	a := testAlloc(structs.JobTypeBatch, nil, shTask("t", `echo "rank=${DROVER_GANG_RANK:-none}"`))
+	a.Job.TaskGroups[0].Gang = &structs.Gang{Min: 1} // set after canonicalize: no port
+	src := &stagedPeers{stages: [][]structs.RendezvousPeer{nil}}
+	ar, err := New(&Config{
+		Alloc:     a,
+		DataDir:   drivertest.ReachableTempDir(t),
+		Drivers:   map[string]drivers.Driver{"raw_exec": rawexec.NewWithConfig(nil, rawexec.Config{Enabled: true})},
+		OnUpdate:  func(*structs.Allocation) {},
+		TaskFiles: TaskFilesConfig{Rendezvous: src},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runToEnd(t, ar); got.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("allocation %q, want complete: %+v", got.ClientStatus, got.TaskStates)
+	}
+	if out := readLog(t, ar, "t", false); out != "rank=none\n" {
+		t.Errorf("stdout %q, want no rendezvous variables", out)
 	}
 }
