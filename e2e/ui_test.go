@@ -201,10 +201,14 @@ func (b *browser) open(route string) time.Duration {
 	return time.Since(start)
 }
 
-// text returns the trimmed text of the first element matching sel.
+// text returns the trimmed text of the first element matching sel, once
+// one is visible. It reads in one script: live pages re-render, and a
+// node found by one DevTools call can be gone by the next ("No node with
+// given id found").
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	return strings.TrimSpace(get(b, "read "+sel, chromedp.Text(chromedp.CSS(sel), chromedp.NodeVisible)))
+	b.do("wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+	return strings.TrimSpace(get(b, "read "+sel, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).textContent||""`, sel))))
 }
 
 func (b *browser) count(sel string) int {
