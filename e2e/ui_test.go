@@ -230,13 +230,19 @@ func (b *browser) screenshot(dir, name string) {
 func (b *browser) waitText(sel string, timeout time.Duration, ok func(string) bool) string {
 	b.t.Helper()
 	var s string
-	waitFor(b.t, timeout, "text of "+sel, func() bool {
+	deadline := time.Now().Add(timeout)
+	for {
 		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
-		defer cancel()
 		s, _ = chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).textContent||""`, sel)))
-		return ok(strings.TrimSpace(s))
-	})
-	return s
+		cancel()
+		if ok(strings.TrimSpace(s)) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out after %v waiting for text of %s; last text %q", timeout, sel, strings.TrimSpace(s))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 type gpuSummary struct {
