@@ -458,3 +458,12 @@ func (h *httpAPI) readBody(r *http.Request) ([]byte, error) {
 	}
 	return src, nil
 }
+
+// bodyIDMatches refuses a request whose body names an object (what: "job
+// ID") other than the one in its path; an empty body ID means the path's.
+func bodyIDMatches(what, body, path string) error {
+	if body != "" && body != path {
+		return errorf(http.StatusBadRequest, "%s %q in the body does not match %q in the path", what, body, path)
+	}
+	return nil
+}

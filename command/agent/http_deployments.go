@@ -67,8 +67,8 @@ func (h *httpAPI) deploymentWrite(r *http.Request, bodyRequired bool) (*deployme
 		}
 	}
 	id := r.PathValue("id")
-	if body.DeploymentID != "" && body.DeploymentID != id {
-		return nil, structs.WriteRequest{}, errorf(http.StatusBadRequest, "deployment ID %q in the body does not match %q in the path", body.DeploymentID, id)
+	if err := bodyIDMatches("deployment ID", body.DeploymentID, id); err != nil {
+		return nil, structs.WriteRequest{}, err
 	}
 	body.DeploymentID = id
 	o, err := parseQuery(r)

@@ -69,8 +69,8 @@ func (h *httpAPI) jobRevert(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	id := r.PathValue("id")
-	if body.JobID != "" && body.JobID != id {
-		return nil, errorf(http.StatusBadRequest, "job ID %q in the body does not match %q in the path", body.JobID, id)
+	if err := bodyIDMatches("job ID", body.JobID, id); err != nil {
+		return nil, err
 	}
 	o, err := parseQuery(r)
 	if err != nil {
@@ -100,8 +100,8 @@ func (h *httpAPI) jobStable(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	id := r.PathValue("id")
-	if body.JobID != "" && body.JobID != id {
-		return nil, errorf(http.StatusBadRequest, "job ID %q in the body does not match %q in the path", body.JobID, id)
+	if err := bodyIDMatches("job ID", body.JobID, id); err != nil {
+		return nil, err
 	}
 	o, err := parseQuery(r)
 	if err != nil {

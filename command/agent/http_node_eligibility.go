@@ -24,8 +24,8 @@ func (h *httpAPI) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	id := r.PathValue("id")
-	if body.NodeID != "" && body.NodeID != id {
-		return nil, errorf(http.StatusBadRequest, "node ID %q in the body does not match %q in the path", body.NodeID, id)
+	if err := bodyIDMatches("node ID", body.NodeID, id); err != nil {
+		return nil, err
 	}
 	o, err := parseQuery(r)
 	if err != nil {

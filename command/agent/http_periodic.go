@@ -28,8 +28,8 @@ func (h *httpAPI) jobDispatch(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	id := r.PathValue("id")
-	if body.JobID != "" && body.JobID != id {
-		return nil, errorf(http.StatusBadRequest, "job ID %q in the body does not match %q in the path", body.JobID, id)
+	if err := bodyIDMatches("job ID", body.JobID, id); err != nil {
+		return nil, err
 	}
 	req := &structs.JobDispatchRequest{
 		JobID: id, Payload: body.Payload, Meta: body.Meta, IdPrefixTemplate: body.IdPrefixTemplate, Priority: body.Priority,
